@@ -1,0 +1,137 @@
+/**
+ * @file device_buffer.hpp
+ * @brief RAII owners of device memory (`DeviceBuffer`) and page-locked host memory
+ *        (`PinnedBuffer`). Move-only; a size of zero allocates nothing.
+ *
+ * @code
+ * staged::DeviceBuffer<float> d_x(h_x.size());
+ * d_x.CopyFromHost(h_x);
+ * Kernel<<<grid, block>>>(d_x.data(), d_x.size());
+ * std::vector<float> back = d_x.ToHost();
+ * @endcode
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "errors.hpp"
+
+namespace staged {
+
+/// Owns `size()` elements of `T` in device global memory (allocated with `cudaMalloc`).
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  /// Allocates @p count elements (uninitialised); @p count == 0 allocates nothing.
+  explicit DeviceBuffer(std::size_t count) : size_(count) {
+    if (count > 0) CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+  }
+  /// Allocates and copies @p host to the device.
+  explicit DeviceBuffer(const std::vector<T>& host) : DeviceBuffer(host.size()) {
+    CopyFromHost(host.data(), host.size());
+  }
+  ~DeviceBuffer() { Release(); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  /// Takes ownership; @p other is left empty.
+  DeviceBuffer(DeviceBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  /// Frees what this owns, then takes ownership of @p other's memory.
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    if (this != &other) {
+      Release();
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+
+  T* data() noexcept { return data_; }                     ///< device pointer (null if empty)
+  const T* data() const noexcept { return data_; }         ///< device pointer (null if empty)
+  std::size_t size() const noexcept { return size_; }      ///< number of elements
+  std::size_t bytes() const noexcept { return size_ * sizeof(T); }  ///< size in bytes
+  bool empty() const noexcept { return size_ == 0; }       ///< true when nothing is owned
+
+  /// Copies @p count elements from host memory; throws `std::out_of_range` past the end.
+  void CopyFromHost(const T* host, std::size_t count, cudaStream_t stream = nullptr) {
+    CheckCount(count);
+    if (count > 0) {
+      CUDA_CHECK(cudaMemcpyAsync(data_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+  }
+  /// Copies a whole host vector (its size must not exceed `size()`).
+  void CopyFromHost(const std::vector<T>& host) { CopyFromHost(host.data(), host.size()); }
+  /// Copies the first @p count elements to host memory and waits for the copy.
+  void CopyToHost(T* host, std::size_t count, cudaStream_t stream = nullptr) const {
+    CheckCount(count);
+    if (count > 0) {
+      CUDA_CHECK(cudaMemcpyAsync(host, data_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+  }
+  /// Returns a host copy of the whole buffer.
+  std::vector<T> ToHost() const {
+    std::vector<T> host(size_);
+    CopyToHost(host.data(), size_);
+    return host;
+  }
+  /// Sets every byte to @p byte (e.g. 0xFF to poison an output before a kernel writes it).
+  void FillBytes(int byte, cudaStream_t stream = nullptr) {
+    if (size_ > 0) CUDA_CHECK(cudaMemsetAsync(data_, byte, bytes(), stream));
+  }
+
+ private:
+  void CheckCount(std::size_t count) const {
+    if (count > size_) throw std::out_of_range("DeviceBuffer: copy of more elements than owned");
+  }
+  void Release() noexcept {
+    if (data_ != nullptr) CUDA_CHECK_NOTHROW(cudaFree(data_));
+    data_ = nullptr;
+    size_ = 0;
+  }
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Owns `size()` elements of page-locked host memory (`cudaMallocHost`), for fast async copies.
+template <typename T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  /// Allocates @p count pinned elements; zero allocates nothing.
+  explicit PinnedBuffer(std::size_t count) : size_(count) {
+    if (count > 0) CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), count * sizeof(T)));
+  }
+  ~PinnedBuffer() {
+    if (data_ != nullptr) CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  /// Takes ownership; @p other is left empty.
+  PinnedBuffer(PinnedBuffer&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  /// Swaps ownership with @p other (whose old memory is freed by its destructor).
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    return *this;
+  }
+  T* data() noexcept { return data_; }                  ///< host pointer (null if empty)
+  const T* data() const noexcept { return data_; }      ///< host pointer (null if empty)
+  std::size_t size() const noexcept { return size_; }   ///< number of elements
+  T& operator[](std::size_t i) noexcept { return data_[i]; }              ///< element access
+  const T& operator[](std::size_t i) const noexcept { return data_[i]; }  ///< element access
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace staged

@@ -1,0 +1,173 @@
+/// @file device_info.cu
+/// @brief Device queries and the two peak measurements (copy bandwidth, FP32 FMA rate).
+#include "device_info.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "device_buffer.hpp"
+#include "errors.hpp"
+#include "timer.hpp"
+
+namespace staged {
+
+namespace {
+
+constexpr int kFmaChains = 8;        // independent accumulators per thread hide FMA latency
+constexpr int kFmaIterations = 1024;  // long enough that launch overhead is negligible
+constexpr int kFmaBlock = 256;
+
+/**
+ * @brief Peak-rate probe: each thread runs `kFmaChains` independent FMA chains.
+ *
+ * Every thread performs kFmaIterations x kFmaChains fused multiply-adds (2 flops each) on
+ * registers only; the sum is stored only if it equals an impossible value, which keeps the
+ * compiler from deleting the loop without adding memory traffic.
+ * @par Launch configuration
+ * Any grid of `kFmaBlock` threads per block; use several blocks per SM.
+ * @param[in] seed a value the compiler cannot know
+ * @param[out] sink written only in the impossible case
+ */
+__global__ void PeakFmaKernel(float seed, float* sink) {
+  float acc[kFmaChains];
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) acc[c] = seed + static_cast<float>(threadIdx.x + c);
+  const float a = 0.999999f;
+  const float b = 1e-7f;
+  for (int i = 0; i < kFmaIterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kFmaChains; ++c) acc[c] = fmaf(acc[c], a, b);
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kFmaChains; ++c) sum += acc[c];
+  if (sum == -1.0f) *sink = sum;  // never true for these inputs; defeats dead-code elimination
+}
+
+double MeasureCopyGbps(const DeviceInfo& info) {
+  // 4 x L2 per buffer at least, capped at 512 MiB and at a quarter of free memory each.
+  std::size_t bytes = std::max<std::size_t>(info.l2_bytes * 4, std::size_t{256} << 20);
+  bytes = std::min<std::size_t>({bytes, std::size_t{512} << 20, info.free_bytes / 4});
+  bytes &= ~std::size_t{255};
+  if (bytes == 0) return 0.0;
+  DeviceBuffer<unsigned char> src(bytes);
+  DeviceBuffer<unsigned char> dst(bytes);
+  src.FillBytes(1);
+  TimingOptions opt{2, 10, false};
+  TimingStats t = TimeGpu(opt, [&](cudaStream_t s) {
+    CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
+  });
+  return 2.0 * static_cast<double>(bytes) / (t.median_ms * 1e6);
+}
+
+double MeasureFp32Gflops(const DeviceInfo& info) {
+  DeviceBuffer<float> sink(1);
+  const int blocks = info.sm_count * 8;
+  TimingOptions opt{2, 5, false};
+  TimingStats t = TimeGpu(opt, [&](cudaStream_t s) {
+    PeakFmaKernel<<<blocks, kFmaBlock, 0, s>>>(1.0f, sink.data());
+    CUDA_CHECK_LAST_LAUNCH();
+  });
+  const double flops = 2.0 * kFmaChains * kFmaIterations * static_cast<double>(blocks) * kFmaBlock;
+  return flops / (t.median_ms * 1e6);
+}
+
+}  // namespace
+
+std::string FormatBytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  char buf[64];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+  return buf;
+}
+
+std::string DeviceInfo::Describe() const {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(0);
+  os << name << " (sm_" << cc_major << cc_minor << ", " << sm_count << " SMs, "
+     << FormatBytes(static_cast<double>(total_bytes)) << ")";
+  if (copy_gbps > 0) os << " | copy " << copy_gbps << " GB/s (measured)";
+  if (fp32_gflops > 0) os << " | FP32 " << fp32_gflops << " GFLOP/s (" << fp32_source << ")";
+  return os.str();
+}
+
+bool GpuAvailable() noexcept {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the error so later calls start clean
+    return false;
+  }
+  return count > 0;
+}
+
+DeviceInfo RequireGpu() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    throw NoGpuError(std::string("no usable CUDA GPU (") +
+                     (err != cudaSuccess ? cudaGetErrorString(err) : "no device found") +
+                     "); the kernels need an NVIDIA GPU");
+  }
+  DeviceInfo info;
+  CUDA_CHECK(cudaGetDevice(&info.ordinal));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, info.ordinal));
+  info.name = prop.name;
+  info.cc_major = prop.major;
+  info.cc_minor = prop.minor;
+  info.sm_count = prop.multiProcessorCount;
+  info.total_bytes = prop.totalGlobalMem;
+  info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  CUDA_CHECK(cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, info.ordinal));
+  std::size_t total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
+  return info;
+}
+
+int Fp32LanesPerSm(int cc_major, int cc_minor) {
+  if (cc_major == 6) return cc_minor == 0 ? 64 : 128;
+  if (cc_major == 7) return 64;
+  if (cc_major == 8) return cc_minor == 0 ? 64 : 128;
+  if (cc_major >= 9) return 128;
+  return 0;
+}
+
+double Fp32GflopsFromAttributes(const DeviceInfo& info) {
+  return 2.0 * info.sm_count * Fp32LanesPerSm(info.cc_major, info.cc_minor) * info.clock_khz *
+         1e-6;
+}
+
+void MeasurePeaks(DeviceInfo& info) {
+  info.copy_gbps = MeasureCopyGbps(info);
+  info.fp32_gflops = MeasureFp32Gflops(info);
+  info.fp32_source = "measured";
+  if (!(info.fp32_gflops > 0)) {
+    info.fp32_gflops = Fp32GflopsFromAttributes(info);
+    info.fp32_source = "attributes";
+  }
+}
+
+void RequireDeviceMemory(std::size_t bytes, const std::string& what) {
+  std::size_t free_bytes = 0;
+  std::size_t total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  if (bytes > free_bytes) {
+    throw InputError(what + " needs " + FormatBytes(static_cast<double>(bytes)) +
+                     " of device memory but only " + FormatBytes(static_cast<double>(free_bytes)) +
+                     " is free");
+  }
+}
+
+}  // namespace staged

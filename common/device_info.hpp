@@ -1,0 +1,56 @@
+/**
+ * @file device_info.hpp
+ * @brief The GPU in use and its *measured* peaks: device-to-device copy bandwidth (bytes read +
+ *        written) and the FP32 FMA rate, so every report can print "% of measured peak".
+ */
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace staged {
+
+/// Properties of the current device plus the peaks measured on it.
+struct DeviceInfo {
+  int ordinal = 0;                 ///< CUDA device ordinal
+  std::string name;                ///< e.g. "NVIDIA H200"
+  int cc_major = 0;                ///< compute capability, major
+  int cc_minor = 0;                ///< compute capability, minor
+  int sm_count = 0;                ///< streaming multiprocessors
+  int clock_khz = 0;               ///< peak SM clock reported by the driver
+  std::size_t total_bytes = 0;     ///< global memory
+  std::size_t free_bytes = 0;      ///< free global memory when queried
+  std::size_t l2_bytes = 0;        ///< L2 cache size
+  double copy_gbps = 0.0;          ///< measured device copy bandwidth, (read + write) / time
+  double fp32_gflops = 0.0;        ///< FP32 rate, FMA = 2 flops
+  std::string fp32_source;         ///< "measured" or "attributes" (SMs x lanes x 2 x clock)
+
+  /// One line: name, compute capability, SMs, memory, and the peaks with their sources.
+  std::string Describe() const;
+};
+
+/// True when at least one CUDA device can be used. Never throws.
+bool GpuAvailable() noexcept;
+
+/// Queries device 0; throws `NoGpuError` (one line, exit 77) when there is no usable GPU.
+/// Peaks are left at zero: call `MeasurePeaks` to fill them.
+DeviceInfo RequireGpu();
+
+/// Fills `copy_gbps` (median of timed `cudaMemcpy` device-to-device copies of a buffer far
+/// larger than L2) and `fp32_gflops` (measured with an FFMA loop).
+void MeasurePeaks(DeviceInfo& info);
+
+/// Theoretical FP32 GFLOP/s from attributes: SMs x FP32 lanes per SM x 2 x clock.
+double Fp32GflopsFromAttributes(const DeviceInfo& info);
+
+/// FP32 lanes per SM for a compute capability (64 or 128; 0 when unknown).
+int Fp32LanesPerSm(int cc_major, int cc_minor);
+
+/// Throws `InputError` (exit 2) naming @p what when @p bytes exceed the device's free memory.
+/// Call before allocating, so an oversized problem is refused before any work.
+void RequireDeviceMemory(std::size_t bytes, const std::string& what);
+
+/// Formats a byte count as "1.50 GiB" and the like.
+std::string FormatBytes(double bytes);
+
+}  // namespace staged

@@ -1,0 +1,54 @@
+/**
+ * @file entry.hpp
+ * @brief `RunMain`: the one place where exceptions become exit codes.
+ *
+ * | exception | exit code | meaning |
+ * |---|---|---|
+ * | none, body returned 0 | 0 | ran and verified |
+ * | `VerificationError` | 1 | a result did not match its reference |
+ * | `UsageError`, `InputError`, `std::bad_alloc` | 2 | bad usage or input (too large for host memory included) |
+ * | `CudaError` | 3 | a CUDA call failed (77 when the error means "no usable GPU") |
+ * | `NoGpuError` | 77 | no usable GPU |
+ * | anything else | 3 | unexpected runtime failure |
+ *
+ * @code
+ * int main(int argc, char** argv) {
+ *   return staged::RunMain(argc, argv, [](int argc, char** argv) { return Run(argc, argv); });
+ * }
+ * @endcode
+ */
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <optional>
+
+#include "cli.hpp"
+#include "device_info.hpp"
+#include "errors.hpp"
+#include "report.hpp"
+
+namespace staged {
+
+/// Runs @p body, printing any error as one line on @p err and mapping it to an exit code.
+/// @param[in] program name used as the message prefix
+int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body,
+            std::ostream& err);
+/// Same, printing errors to stderr.
+int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body);
+
+/// What a driver knows once it has started: its options and the device with measured peaks.
+struct RunContext {
+  CommonOptions options;  ///< the parsed common flags
+  DeviceInfo device;      ///< the GPU, with `copy_gbps` and `fp32_gflops` measured
+};
+
+/// Parses the command line (`--help` prints and returns `std::nullopt`), then requires a GPU
+/// (`NoGpuError` otherwise) and measures its peaks.
+std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv);
+
+/// Prints @p report in the requested format and returns `kExitOk`; throws `VerificationError`
+/// when any row failed verification (after printing, so the numbers are still shown).
+int FinishRun(const Report& report, const CommonOptions& options);
+
+}  // namespace staged

@@ -1,0 +1,95 @@
+/**
+ * @file report.hpp
+ * @brief The benchmark report: a human table, CSV or JSON with one fixed column set.
+ *
+ * Columns, in this order:
+ * `chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,throughput,unit,pct_peak,speedup_cpu,`
+ * `speedup_naive,vs_library,verified`.
+ *
+ * Ratios are filled when the report is printed, from rows with the same n and dist:
+ * `speedup_cpu` = CPU median / this median, `speedup_naive` = naive median / this median,
+ * `vs_library` = library median / this median (higher is better for all three). Each row names
+ * the rows it is compared with (`cpu_ref`, `naive_ref`, `library_ref`); the report supplies
+ * defaults. `pct_peak` is computed from the unit: GB/s against the measured copy bandwidth,
+ * GFLOP/s against the FP32 rate; other units leave it to the chapter.
+ */
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli.hpp"
+#include "device_info.hpp"
+#include "timer.hpp"
+
+namespace staged {
+
+/// The exact CSV header every executable prints.
+inline constexpr const char* kReportColumns =
+    "chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,throughput,unit,pct_peak,speedup_cpu,"
+    "speedup_naive,vs_library,verified";
+
+/// Verification states a row can report.
+enum class Verified { kYes, kNo, kSkipped, kReference };
+
+/// `yes`, `no`, `skipped` or `reference`.
+std::string VerifiedName(Verified v);
+
+/// One measured variant.
+struct ReportRow {
+  std::string variant;                 ///< `naive`, `optimized`, `optimized:<stage>`, `library:cub`, `cpu`
+  std::uint64_t n = 0;                 ///< problem size
+  std::string dist;                    ///< distribution name, or `-`
+  TimingStats time;                    ///< median/min/max in ms
+  double throughput = 0.0;             ///< in `unit`
+  std::string unit;                    ///< `GB/s`, `GFLOP/s`, `GE/s`, ...
+  std::optional<double> pct_peak;      ///< % of the measured peak (auto for GB/s and GFLOP/s)
+  Verified verified = Verified::kYes;  ///< verification outcome
+  std::string cpu_ref;                 ///< row used for speedup_cpu (empty: report default)
+  std::string naive_ref;               ///< row used for speedup_naive (empty: report default)
+  std::string library_ref;             ///< row used for vs_library (empty: report default)
+};
+
+/// A row after the ratios were computed (what is printed).
+struct FinalRow {
+  ReportRow row;                          ///< the measured values
+  std::optional<double> pct_peak;         ///< resolved % of peak
+  std::optional<double> speedup_cpu;      ///< CPU median / this median
+  std::optional<double> speedup_naive;    ///< naive median / this median
+  std::optional<double> vs_library;       ///< library median / this median
+};
+
+/// Collects rows for one chapter run and prints them.
+class Report {
+ public:
+  /// @param[in] chapter folder name, e.g. `01_minmax_reduction`
+  /// @param[in] seed the generator seed of this run (printed in every row)
+  /// @param[in] device the device and its measured peaks
+  /// @param[in] library_variant default `library_ref`, e.g. `library:cub`
+  Report(std::string chapter, std::uint64_t seed, DeviceInfo device, std::string library_variant);
+
+  /// Appends a row and returns it for further edits.
+  ReportRow& Add(ReportRow row);
+  /// All rows with their ratios resolved.
+  std::vector<FinalRow> Finalize() const;
+  /// True when no row reports `verified = no`.
+  bool AllVerified() const;
+  /// Prints the report; the table form ends with a line `verified: yes|no|skipped`.
+  void Print(std::ostream& out, OutputFormat format) const;
+
+ private:
+  const ReportRow* Find(const std::string& variant, const ReportRow& like) const;
+  std::string chapter_;
+  std::uint64_t seed_;
+  DeviceInfo device_;
+  std::string library_variant_;
+  std::vector<ReportRow> rows_;
+};
+
+/// Throughput in GB/s for @p bytes moved in @p ms milliseconds.
+double GigabytesPerSecond(double bytes, double ms);
+
+}  // namespace staged

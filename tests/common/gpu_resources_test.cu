@@ -1,0 +1,115 @@
+/// @file gpu_resources_test.cu
+/// @brief GPU tests of the common library: buffers, streams, events, timers, device peaks.
+///        Each skips where no GPU is usable.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
+#include "common/errors.hpp"
+#include "common/stream.hpp"
+#include "common/timer.hpp"
+#include "gpu_test.hpp"
+
+namespace staged {
+namespace {
+
+using staged::testing::GpuTest;
+
+__global__ void AddOneKernel(int* data, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] += 1;
+}
+
+__global__ void SpinKernel(long long cycles) {
+  const long long start = clock64();
+  while (clock64() - start < cycles) {
+  }
+}
+
+class GpuResources : public GpuTest {};
+
+TEST_F(GpuResources, DeviceBufferRoundTripAndKernel) {
+  std::vector<int> h(1000);
+  std::iota(h.begin(), h.end(), 0);
+  DeviceBuffer<int> d(h);
+  AddOneKernel<<<4, 256>>>(d.data(), 1000);
+  CUDA_CHECK_LAST_LAUNCH();
+  std::vector<int> back = d.ToHost();
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(back[i], i + 1);
+}
+
+TEST_F(GpuResources, FillBytesPoisonsEveryByte) {
+  DeviceBuffer<unsigned> d(77);
+  d.FillBytes(0xFF);
+  for (unsigned v : d.ToHost()) ASSERT_EQ(v, 0xFFFFFFFFu);
+}
+
+TEST_F(GpuResources, BadLaunchIsCaughtByLastLaunchCheck) {
+  AddOneKernel<<<1, 4096>>>(nullptr, 0);  // 4096 threads per block is over every limit
+  EXPECT_THROW(CUDA_CHECK_LAST_LAUNCH(), CudaError);
+}
+
+TEST_F(GpuResources, PinnedBufferAndStreamCopy) {
+  PinnedBuffer<float> p(256);
+  for (int i = 0; i < 256; ++i) p[i] = 0.5f * i;
+  Stream s;
+  DeviceBuffer<float> d(256);
+  d.CopyFromHost(p.data(), 256, s.get());
+  std::vector<float> back(256);
+  d.CopyToHost(back.data(), 256, s.get());
+  for (int i = 0; i < 256; ++i) ASSERT_EQ(back[i], 0.5f * i);
+}
+
+TEST_F(GpuResources, GpuTimerMeasuresASpin) {
+  int clock_khz = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  const long long cycles = static_cast<long long>(clock_khz) * 2;  // about 2 ms
+  Stream s;
+  TimingStats t = TimeGpu(TimingOptions{1, 5, true}, [&](cudaStream_t st) {
+    SpinKernel<<<1, 1, 0, st>>>(cycles);
+    CUDA_CHECK_LAST_LAUNCH();
+  }, s.get());
+  EXPECT_EQ(t.reps, 5);
+  EXPECT_GT(t.min_ms, 1.0);
+  EXPECT_LT(t.median_ms, 50.0);
+}
+
+TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
+  DeviceInfo info = RequireGpu();
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_GT(info.sm_count, 0);
+  EXPECT_GT(info.l2_bytes, 0u);
+  MeasurePeaks(info);
+  EXPECT_GT(info.copy_gbps, 50.0);
+  EXPECT_LT(info.copy_gbps, 20000.0);
+  EXPECT_GT(info.fp32_gflops, 100.0);
+  EXPECT_EQ(info.fp32_source, "measured");
+  const double attr = Fp32GflopsFromAttributes(info);
+  if (attr > 0) {
+    EXPECT_LT(info.fp32_gflops, attr * 1.05) << "measured FP32 above the theoretical peak";
+    EXPECT_GT(info.fp32_gflops, attr * 0.5) << "FFMA probe far below the theoretical peak";
+  }
+  EXPECT_NE(info.Describe().find("(measured)"), std::string::npos);
+}
+
+TEST_F(GpuResources, OversizedProblemIsAnInputError) {
+  EXPECT_THROW(RequireDeviceMemory(std::size_t{1} << 50, "test problem"), InputError);
+  EXPECT_NO_THROW(RequireDeviceMemory(1 << 20, "test problem"));
+}
+
+TEST_F(GpuResources, EventsOrderAndMeasure) {
+  Event a, b;
+  a.Record();
+  SpinKernel<<<1, 1>>>(100000);
+  CUDA_CHECK_LAST_LAUNCH();
+  b.Record();
+  b.Synchronize();
+  EXPECT_GT(b.MillisecondsSince(a), 0.0f);
+}
+
+}  // namespace
+}  // namespace staged

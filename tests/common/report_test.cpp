@@ -1,0 +1,133 @@
+/// @file report_test.cpp
+/// @brief Host tests of the report: column order, ratios, formats.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "common/report.hpp"
+
+namespace staged {
+namespace {
+
+DeviceInfo FakeDevice() {
+  DeviceInfo d;
+  d.name = "Test GPU";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.copy_gbps = 4000.0;
+  d.fp32_gflops = 60000.0;
+  d.fp32_source = "measured";
+  return d;
+}
+
+ReportRow Row(const std::string& variant, double median, double throughput,
+              const std::string& unit = "GB/s") {
+  ReportRow r;
+  r.variant = variant;
+  r.n = 1024;
+  r.dist = "uniform";
+  r.time = {median, median * 0.9, median * 1.1, 10};
+  r.throughput = throughput;
+  r.unit = unit;
+  return r;
+}
+
+Report Sample() {
+  Report rep("01_minmax_reduction", 42, FakeDevice(), "library:cub");
+  rep.Add(Row("cpu", 8.0, 500.0)).verified = Verified::kReference;
+  rep.Add(Row("naive", 4.0, 1000.0));
+  rep.Add(Row("optimized", 1.0, 3600.0));
+  rep.Add(Row("library:cub", 2.0, 2000.0));
+  return rep;
+}
+
+TEST(Report, CsvHasExactColumnsInOrder) {
+  std::ostringstream os;
+  Sample().Print(os, OutputFormat::kCsv);
+  std::string header;
+  std::istringstream in(os.str());
+  std::getline(in, header);
+  EXPECT_EQ(header,
+            "chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,throughput,unit,pct_peak,"
+            "speedup_cpu,speedup_naive,vs_library,verified");
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 14) << line;
+  }
+  EXPECT_EQ(rows, 4);
+  EXPECT_NE(os.str().find("01_minmax_reduction,optimized,1024,uniform,42,1.000000,0.900000,"
+                          "1.100000,3600.000,GB/s,90.00,8.000,4.000,2.000,yes"),
+            std::string::npos)
+      << os.str();
+}
+
+TEST(Report, RatiosAreReferenceOverThisMedian) {
+  auto rows = Sample().Finalize();
+  const FinalRow& opt = rows[2];
+  EXPECT_DOUBLE_EQ(*opt.speedup_cpu, 8.0);
+  EXPECT_DOUBLE_EQ(*opt.speedup_naive, 4.0);
+  EXPECT_DOUBLE_EQ(*opt.vs_library, 2.0);
+  EXPECT_DOUBLE_EQ(*opt.pct_peak, 90.0);
+  EXPECT_DOUBLE_EQ(*rows[3].vs_library, 1.0);
+}
+
+TEST(Report, PerRowReferencesAndMissingReferences) {
+  Report rep("02_histogram_scan_countsort", 1, FakeDevice(), "library:cub-radix-sort");
+  ReportRow h = Row("optimized:histogram", 1.0, 100.0);
+  h.library_ref = "library:cub-histogram";
+  rep.Add(h);
+  rep.Add(Row("library:cub-histogram", 3.0, 30.0));
+  ReportRow other = Row("optimized", 2.0, 10.0, "GE/s");
+  other.n = 2048;  // no rows share its n: every ratio is left empty
+  rep.Add(other);
+  auto rows = rep.Finalize();
+  EXPECT_DOUBLE_EQ(*rows[0].vs_library, 3.0);
+  EXPECT_FALSE(rows[0].speedup_cpu.has_value());
+  EXPECT_FALSE(rows[2].vs_library.has_value());
+  EXPECT_FALSE(rows[2].pct_peak.has_value());  // GE/s has no automatic peak
+  std::ostringstream os;
+  rep.Print(os, OutputFormat::kCsv);
+  EXPECT_NE(os.str().find(",GE/s,,,,,yes"), std::string::npos) << os.str();
+}
+
+TEST(Report, GflopsUseTheFp32Peak) {
+  Report rep("04_matmul_global_vs_shared", 1, FakeDevice(), "library:cublas");
+  rep.Add(Row("optimized", 1.0, 30000.0, "GFLOP/s"));
+  EXPECT_DOUBLE_EQ(*rep.Finalize()[0].pct_peak, 50.0);
+}
+
+TEST(Report, VerificationVerdict) {
+  Report good = Sample();
+  EXPECT_TRUE(good.AllVerified());
+  std::ostringstream os;
+  good.Print(os, OutputFormat::kTable);
+  EXPECT_NE(os.str().find("\nverified: yes\n"), std::string::npos) << os.str();
+  EXPECT_NE(os.str().find("Test GPU"), std::string::npos);
+  good.Add(Row("optimized:broken", 1.0, 1.0)).verified = Verified::kNo;
+  EXPECT_FALSE(good.AllVerified());
+  std::ostringstream bad;
+  good.Print(bad, OutputFormat::kTable);
+  EXPECT_NE(bad.str().find("\nverified: no\n"), std::string::npos);
+}
+
+TEST(Report, JsonHasDeviceAndRows) {
+  std::ostringstream os;
+  Sample().Print(os, OutputFormat::kJson);
+  const std::string s = os.str();
+  EXPECT_NE(s.find("\"device\": {\"name\": \"Test GPU\""), std::string::npos) << s;
+  EXPECT_NE(s.find("\"variant\": \"optimized\""), std::string::npos);
+  EXPECT_NE(s.find("\"speedup_cpu\": 8.000"), std::string::npos);
+  EXPECT_EQ(std::count(s.begin(), s.end(), '{'), 6);            // root, device, 4 rows
+}
+
+TEST(GigabytesPerSecond, Units) {
+  EXPECT_DOUBLE_EQ(GigabytesPerSecond(2e9, 1000.0), 2.0);
+  EXPECT_DOUBLE_EQ(GigabytesPerSecond(1e9, 0.0), 0.0);
+}
+
+}  // namespace
+}  // namespace staged

@@ -1,0 +1,44 @@
+/// @file timer_test.cpp
+/// @brief Host tests of timing statistics and the CPU timer.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "common/timer.hpp"
+
+namespace staged {
+namespace {
+
+TEST(Summarize, OddCountMedianIsMiddle) {
+  TimingStats s = Summarize({5.0, 1.0, 3.0});
+  EXPECT_DOUBLE_EQ(s.median_ms, 3.0);
+  EXPECT_DOUBLE_EQ(s.min_ms, 1.0);
+  EXPECT_DOUBLE_EQ(s.max_ms, 5.0);
+  EXPECT_EQ(s.reps, 3);
+}
+
+TEST(Summarize, EvenCountMedianAveragesMiddlePair) {
+  TimingStats s = Summarize({4.0, 1.0, 2.0, 100.0});
+  EXPECT_DOUBLE_EQ(s.median_ms, 3.0);
+  EXPECT_DOUBLE_EQ(s.max_ms, 100.0);
+}
+
+TEST(Summarize, EmptyIsAnError) { EXPECT_THROW(Summarize({}), std::invalid_argument); }
+
+TEST(TimeCpu, RunsWarmupPlusRepsAndMeasuresWork) {
+  int calls = 0;
+  volatile double sink = 0;
+  TimingStats s = TimeCpu(TimingOptions{2, 5, false}, [&] {
+    ++calls;
+    for (int i = 0; i < 200000; ++i) sink = sink + i * 0.5;
+  });
+  EXPECT_EQ(calls, 7);
+  EXPECT_EQ(s.reps, 5);
+  EXPECT_GT(s.min_ms, 0.0);
+  EXPECT_LE(s.min_ms, s.median_ms);
+  EXPECT_LE(s.median_ms, s.max_ms);
+}
+
+}  // namespace
+}  // namespace staged
