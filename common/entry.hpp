@@ -31,10 +31,15 @@
 namespace staged {
 
 /// Runs @p body, printing any error as one line on @p err and mapping it to an exit code.
-/// @param[in] program name used as the message prefix
+/// @param[in] argc, argv the process arguments, passed on to @p body (argv[0] names the program
+///            in messages)
+/// @param[in] body the program; returns its exit code or throws
+/// @param[out] err where the one-line error message goes
 int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body,
             std::ostream& err);
-/// Same, printing errors to stderr.
+/// Same as above, printing errors to stderr.
+/// @param[in] argc, argv the process arguments
+/// @param[in] body the program; returns its exit code or throws
 int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body);
 
 /// What a driver knows once it has started: its options and the device with measured peaks.
@@ -45,10 +50,14 @@ struct RunContext {
 
 /// Parses the command line (`--help` prints and returns `std::nullopt`), then requires a GPU
 /// (`NoGpuError` otherwise) and measures its peaks.
+/// @param[in,out] cli the executable's flags
+/// @param[in] argc, argv the process arguments
 std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv);
 
 /// Prints @p report in the requested format and returns `kExitOk`; throws `VerificationError`
 /// when any row failed verification (after printing, so the numbers are still shown).
+/// @param[in] report every measured row
+/// @param[in] options the parsed flags (format, seed)
 int FinishRun(const Report& report, const CommonOptions& options);
 
 }  // namespace staged

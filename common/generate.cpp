@@ -120,11 +120,13 @@ std::vector<T> Generate(std::size_t n, Distribution dist, std::uint64_t seed) {
   return out;
 }
 
+/// @cond
 template std::vector<float> Generate<float>(std::size_t, Distribution, std::uint64_t);
 template std::vector<double> Generate<double>(std::size_t, Distribution, std::uint64_t);
 template std::vector<std::int32_t> Generate<std::int32_t>(std::size_t, Distribution, std::uint64_t);
 template std::vector<std::uint32_t> Generate<std::uint32_t>(std::size_t, Distribution,
                                                             std::uint64_t);
 template std::vector<std::uint8_t> Generate<std::uint8_t>(std::size_t, Distribution, std::uint64_t);
+/// @endcond
 
 }  // namespace staged

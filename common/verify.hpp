@@ -45,7 +45,9 @@ struct VerifyReport {
 /// How many mismatches a report lists by default.
 inline constexpr std::size_t kListedMismatches = 8;
 
+/// Implementation details of the checks.
 namespace detail {
+/// Prints @p v for a report (bytes as numbers, floating point with full precision).
 template <typename T>
 std::string Show(T v) {
   std::ostringstream os;
@@ -59,6 +61,7 @@ std::string Show(T v) {
   }
   return os.str();
 }
+/// Counts a mismatch at @p i in @p r and lists it while fewer than @p max_listed are listed.
 template <typename T>
 void Record(VerifyReport& r, std::size_t i, T expected, T actual, std::size_t max_listed) {
   r.ok = false;

@@ -1,0 +1,36 @@
+/**
+ * @file device_query.cpp
+ * @brief `staged_device_query`: prints the GPU and its measured peaks (copy bandwidth, FP32).
+ *
+ * Exit codes as every executable: 0 printed, 2 bad usage, 3 CUDA error, 77 no usable GPU.
+ * The tour and the GPU suite use it to tell whether kernels can run here.
+ */
+#include <iostream>
+
+#include "common/cli.hpp"
+#include "common/device_info.hpp"
+#include "common/entry.hpp"
+
+/// Prints the device line (table) or one CSV row with the measured peaks.
+int main(int argc, char** argv) {
+  return staged::RunMain(argc, argv, [](int argc, char** argv) -> int {
+    staged::CliDefaults defaults;
+    defaults.has_dist = false;
+    staged::Cli cli("staged_device_query", "the GPU and its measured peaks", defaults);
+    auto ctx = staged::StartRun(cli, argc, argv);
+    if (!ctx) return staged::kExitOk;
+    const staged::DeviceInfo& d = ctx->device;
+    if (ctx->options.format == staged::OutputFormat::kCsv) {
+      std::cout << "name,cc,sms,memory_bytes,l2_bytes,copy_gbps,fp32_gflops,fp32_source\n"
+                << d.name << ',' << d.cc_major << '.' << d.cc_minor << ',' << d.sm_count << ','
+                << d.total_bytes << ',' << d.l2_bytes << ',' << d.copy_gbps << ','
+                << d.fp32_gflops << ',' << d.fp32_source << "\n";
+    } else {
+      std::cout << "device: " << d.Describe() << "\n"
+                << "L2: " << staged::FormatBytes(static_cast<double>(d.l2_bytes))
+                << ", FP32 from attributes: " << staged::Fp32GflopsFromAttributes(d)
+                << " GFLOP/s\n";
+    }
+    return staged::kExitOk;
+  });
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The GPU suite: on a machine with an NVIDIA GPU, builds with Ninja, runs every ctest label,
+# compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over each chapter's
+# sanitize.args, and the benchmark sweep of each chapter's bench.args. Writes logs and CSV under
+# OUTDIR and prints a short pass/fail table last.
+#
+# Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
+#        a list also limits the build to those chapters and what they need; none = foundation)
+# Environment: ARCH (CUDA architectures, default 90), BUILD_DIR (default build-gpu),
+#              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
+#              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
+# Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv, OUTDIR/plots/*.svg
+# Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=${1:?usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ...]}
+shift
+mkdir -p "$out/logs" "$out/results" "$out/plots"
+out=$(cd "$out" && pwd)
+build=${BUILD_DIR:-build-gpu}
+arch=${ARCH:-90}
+jobs=$(nproc)
+summary="$out/summary.txt"
+: >"$summary"
+failures=0
+
+note() { printf '%-34s %s\n' "$1" "$2" | tee -a "$summary"; }
+elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
+
+chapters=("$@")
+chapter_filter=""
+if (( ${#chapters[@]} == 0 )); then
+  mapfile -t chapters < <(cd chapters 2>/dev/null && ls -d [0-9][0-9]_*/ 2>/dev/null | tr -d /)
+elif [[ "${chapters[0]}" == none ]]; then  # the foundation alone
+  chapters=()
+  chapter_filter="-DSTAGED_CHAPTERS=none"
+else
+  chapter_filter="-DSTAGED_CHAPTERS=$(IFS=';'; echo "${chapters[*]}")"
+fi
+
+# --- configure and build ----------------------------------------------------------------------
+t0=$(date +%s)
+if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
+     ${chapter_filter:+"$chapter_filter"} >"$out/logs/configure.log" 2>&1; then
+  note configure "FAIL (logs/configure.log)"; cat "$summary"; exit 1
+fi
+if ! cmake --build "$build" -j "$jobs" >"$out/logs/build.log" 2>&1; then
+  note build "FAIL (logs/build.log)"
+  grep -m 20 -E 'error' "$out/logs/build.log"
+  cat "$summary"; exit 1
+fi
+note build "ok ($(elapsed "$t0"), arch $arch)"
+
+if ! "$build/bin/staged_device_query" >"$out/logs/device.txt" 2>&1; then
+  cat "$out/logs/device.txt"
+  note device "no usable GPU"; exit 77
+fi
+note device "$(head -n1 "$out/logs/device.txt" | cut -c9-)"
+
+# --- all tests -------------------------------------------------------------------------------
+t0=$(date +%s)
+ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900 \
+      --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
+ctest_rc=$?
+tests_line=$(grep -E 'tests passed|tests failed' "$out/logs/ctest.log" | tail -n1)
+skipped=$(grep -c '(Skipped)' "$out/logs/ctest.log")
+if (( ctest_rc != 0 )); then
+  failures=$((failures + 1))
+  note ctest "FAIL: $tests_line; $skipped skipped ($(elapsed "$t0"))"
+  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Exception|Not Run)' "$out/logs/ctest.log" \
+    | head -n 25 | tee -a "$summary"
+else
+  note ctest "ok: $tests_line; $skipped skipped ($(elapsed "$t0"))"
+fi
+
+# --- compute-sanitizer ------------------------------------------------------------------------
+sanitize_one() {  # tool chapter index exe args...
+  local tool=$1 chapter=$2 idx=$3; shift 3
+  local exe=$1; shift
+  local log="$out/logs/sanitize_${chapter}_${idx}_${tool}.log"
+  local args=() input=/dev/null
+  while (( $# )); do  # "< file" in an args line feeds that file (relative to the repo) to stdin
+    if [[ "$1" == "<" ]]; then input="$root/$2"; shift 2; else args+=("$1"); shift; fi
+  done
+  STAGED_SKIP_PEAKS=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
+    <"$input" >"$log" 2>&1
+  local rc=$?
+  echo "$rc $tool $chapter $idx $exe" >>"$out/logs/sanitize_results.txt"
+}
+export -f sanitize_one
+export out root build
+if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev/null; then
+  t0=$(date +%s)
+  : >"$out/logs/sanitize_results.txt"
+  jobs_file="$out/logs/sanitize_jobs.txt"
+  : >"$jobs_file"
+  for ch in "${chapters[@]}"; do
+    args_file="chapters/$ch/sanitize.args"
+    [[ -f "$args_file" ]] || continue
+    i=0
+    while read -r line; do
+      [[ -z "$line" || "$line" == \#* ]] && continue
+      i=$((i + 1))
+      for tool in memcheck racecheck synccheck initcheck; do
+        echo "$tool $ch $i $line" >>"$jobs_file"
+      done
+    done <"$args_file"
+  done
+  xargs -P 4 -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
+  for ch in "${chapters[@]}"; do
+    total=$(awk -v c="$ch" '$3 == c' "$out/logs/sanitize_results.txt" | wc -l)
+    (( total == 0 )) && { note "sanitize $ch" "no sanitize.args"; continue; }
+    bad=$(awk -v c="$ch" '$3 == c && $1 != 0 { print $2 "#" $4 "(exit " $1 ")" }' \
+            "$out/logs/sanitize_results.txt" | sort | tr '\n' ' ')
+    if [[ -n "$bad" ]]; then
+      failures=$((failures + 1))
+      note "sanitize $ch" "FAIL: $bad"
+    else
+      note "sanitize $ch" "clean ($total runs)"
+    fi
+  done
+  note "sanitize time" "$(elapsed "$t0")"
+fi
+
+# --- benchmark sweep --------------------------------------------------------------------------
+if [[ "${STAGED_SKIP_BENCH:-0}" != 1 ]]; then
+  for ch in "${chapters[@]}"; do
+    args_file="chapters/$ch/bench.args"
+    [[ -f "$args_file" ]] || { note "bench $ch" "no bench.args"; continue; }
+    t0=$(date +%s)
+    csv="$out/results/$ch.csv"
+    : >"$csv"
+    ok=0; bad=0; i=0
+    while read -r line; do
+      [[ -z "$line" || "$line" == \#* ]] && continue
+      i=$((i + 1))
+      read -r -a words <<<"$line"
+      exe=${words[0]}
+      "$build/bin/$exe" "${words[@]:1}" --format csv >"$out/logs/bench_${ch}_$i.csv" \
+        2>"$out/logs/bench_${ch}_$i.err" </dev/null
+      # stderr notes (crossover sizes, per-kernel breakdowns) are kept next to the CSV.
+      rc=$?
+      if (( rc == 0 )); then ok=$((ok + 1)); else bad=$((bad + 1)); echo "exit $rc: $line" >>"$out/logs/bench_${ch}_failed.txt"; fi
+      if [[ ! -s "$csv" ]]; then head -n1 "$out/logs/bench_${ch}_$i.csv" >"$csv"; fi
+      tail -n +2 "$out/logs/bench_${ch}_$i.csv" >>"$csv"
+    done <"$args_file"
+    rows=$(( $(wc -l <"$csv") - 1 ))
+    if (( bad > 0 )); then
+      failures=$((failures + 1))
+      note "bench $ch" "FAIL: $bad of $i runs failed, $rows rows ($(elapsed "$t0"))"
+    else
+      note "bench $ch" "ok: $i runs, $rows rows ($(elapsed "$t0"))"
+    fi
+    if [[ "${STAGED_UPDATE_RESULTS:-0}" == 1 ]]; then cp "$csv" "docs/results/$ch.csv"; fi
+  done
+  if python3 -c 'import matplotlib' 2>/dev/null && [[ -f scripts/plot_results.py ]]; then
+    copy=$(awk -F, 'NR == 2 { print $6 }' < <("$build/bin/staged_device_query" --format csv 2>/dev/null))
+    python3 scripts/plot_results.py --results "$out/results" --out "$out/plots" \
+      ${copy:+--copy-gbps "$copy"} >"$out/logs/plots.log" 2>&1 \
+      && note plots "ok ($(ls "$out/plots" | wc -l) files)" || note plots "FAIL (logs/plots.log)"
+  fi
+fi
+
+echo
+echo "==== GPU suite summary ($(date -u +%Y-%m-%dT%H:%MZ)) ===="
+cat "$summary"
+if (( failures > 0 )); then
+  echo "RESULT: FAIL ($failures failing steps)"
+  exit 1
+fi
+echo "RESULT: PASS"
