@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU suite: on a machine with an NVIDIA GPU, builds with Ninja, runs every ctest label,
-# compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over each chapter's
-# sanitize.args, and the benchmark sweep of each chapter's bench.args. Writes logs and CSV under
+# compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over common/sanitize.args and
+# each chapter's sanitize.args (lines "<executable in build/bin> <args>", or a path relative to the
+# build dir such as tests/common_gpu_tests, run with its arguments as listed), and the benchmark sweep of each chapter's bench.args. Writes logs and CSV under
 # OUTDIR and prints a short pass/fail table last.
 #
 # Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
@@ -83,9 +84,14 @@ sanitize_one() {  # tool chapter index exe args...
   while (( $# )); do  # "< file" in an args line feeds that file (relative to the repo) to stdin
     if [[ "$1" == "<" ]]; then input="$root/$2"; shift 2; else args+=("$1"); shift; fi
   done
-  STAGED_SKIP_PEAKS=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
-    --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
-    <"$input" >"$log" 2>&1
+  if [[ "$exe" == */* ]]; then  # a test binary, relative to the build dir: run as listed
+    STAGED_SKIP_PEAKS=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      --print-limit 20 "$root/$build/$exe" "${args[@]}" <"$input" >"$log" 2>&1
+  else
+    STAGED_SKIP_PEAKS=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+      --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
+      <"$input" >"$log" 2>&1
+  fi
   local rc=$?
   echo "$rc $tool $chapter $idx $exe" >>"$out/logs/sanitize_results.txt"
 }
@@ -96,8 +102,9 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
   : >"$out/logs/sanitize_results.txt"
   jobs_file="$out/logs/sanitize_jobs.txt"
   : >"$jobs_file"
-  for ch in "${chapters[@]}"; do
+  for ch in common "${chapters[@]}"; do
     args_file="chapters/$ch/sanitize.args"
+    [[ "$ch" == common ]] && args_file=common/sanitize.args
     [[ -f "$args_file" ]] || continue
     i=0
     while read -r line; do
@@ -109,7 +116,7 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
     done <"$args_file"
   done
   xargs -P 4 -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
-  for ch in "${chapters[@]}"; do
+  for ch in common "${chapters[@]}"; do
     total=$(awk -v c="$ch" '$3 == c' "$out/logs/sanitize_results.txt" | wc -l)
     (( total == 0 )) && { note "sanitize $ch" "no sanitize.args"; continue; }
     bad=$(awk -v c="$ch" '$3 == c && $1 != 0 { print $2 "#" $4 "(exit " $1 ")" }' \

@@ -3,6 +3,7 @@
 ///        Each skips where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <numeric>
 #include <vector>
 
@@ -79,6 +80,7 @@ TEST_F(GpuResources, GpuTimerMeasuresASpin) {
 }
 
 TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
+  unsetenv("STAGED_SKIP_PEAKS");  // this test is about the measurement itself
   DeviceInfo info = RequireGpu();
   EXPECT_FALSE(info.name.empty());
   EXPECT_GT(info.sm_count, 0);
@@ -94,6 +96,16 @@ TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
     EXPECT_GT(info.fp32_gflops, attr * 0.5) << "FFMA probe far below the theoretical peak";
   }
   EXPECT_NE(info.Describe().find("(measured)"), std::string::npos);
+}
+
+TEST_F(GpuResources, SkipPeaksFallsBackToAttributes) {
+  setenv("STAGED_SKIP_PEAKS", "1", 1);
+  DeviceInfo info = RequireGpu();
+  MeasurePeaks(info);
+  unsetenv("STAGED_SKIP_PEAKS");
+  EXPECT_EQ(info.copy_gbps, 0.0);
+  EXPECT_EQ(info.fp32_source, "attributes");
+  EXPECT_DOUBLE_EQ(info.fp32_gflops, Fp32GflopsFromAttributes(info));
 }
 
 TEST_F(GpuResources, OversizedProblemIsAnInputError) {
