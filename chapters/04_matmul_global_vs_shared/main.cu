@@ -1,0 +1,262 @@
+/**
+ * @file main.cu
+ * @brief Driver of ch04_naive and ch04_optimized: C = A·B for an M×K A and a K×N B.
+ *
+ * Flags: `--n N` columns of B and C (the side of a square problem), `--m M` rows of A and C
+ * (0: same as N), `--k K` the inner dimension (0: same as N), `--type float|int32`, and for
+ * ch04_optimized `--kernel tiled16|regblock|vectorized|doublebuffer|warptile|best` (the stage
+ * reported as the `optimized` row; every stage gets its own `optimized:<stage>` row anyway).
+ *
+ * Inputs: float uniform in [-1, 1); int32 uniform in [-8, 8], so |C_ij| <= 64·K never overflows
+ * for K <= kMaxDimension. Reference: the CPU (double accumulation, exact for int32) up to
+ * M·N·K = 512^3, cuBLAS above that for float (with the bound of CompareProduct, |A|·|B| from a
+ * second SGEMM). The CPU row is timed only where the CPU reference runs and `--cpu-reps` > 0.
+ * The report's `dist` column is `uniform` for square float runs, otherwise
+ * `<type>:uniform:<M>x<N>x<K>` (e.g. `float:uniform:4096x4096x512`), so rows of different
+ * shapes with the same N never mix.
+ *
+ * Sections: inputs → reference → run every variant once and verify → time → report.
+ */
+#include <cstdint>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "common/cli.hpp"
+#include "common/device_buffer.hpp"
+#include "common/entry.hpp"
+#include "common/errors.hpp"
+#include "common/generate.hpp"
+#include "common/stream.hpp"
+
+namespace {
+
+/// Whether this executable is ch04_optimized (which times every stage).
+constexpr bool kOptimizedExe = std::string_view(STAGED_VARIANT) == "optimized";
+
+/// Largest M·N·K for which the CPU computes the reference (and its row is timed): 512^3,
+/// about 0.2 s in double on one core.
+constexpr std::uint64_t kCpuLimit = std::uint64_t{512} * 512 * 512;
+
+/// Problem shape.
+struct Shape {
+  int m;  ///< rows of A and C
+  int n;  ///< columns of B and C
+  int k;  ///< inner dimension
+};
+
+/// @brief Seeded input: float uniform in [-1, 1); int32 uniform in [-8, 8].
+template <typename T>
+std::vector<T> MakeInput(std::size_t count, std::uint64_t seed) {
+  if constexpr (std::is_same_v<T, float>) {
+    return staged::Generate<float>(count, staged::Distribution::kUniform, seed);
+  } else {
+    // Small values keep every sum exact in int32: |C_ij| <= 8·8·K = 2^25 for K = 2^19.
+    std::vector<std::uint32_t> raw =
+        staged::Generate<std::uint32_t>(count, staged::Distribution::kUniform, seed);
+    std::vector<T> out(count);
+    for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<T>(raw[i] % 17) - 8;
+    return out;
+  }
+}
+
+/// A variant to run: its report name and its launch on a stream.
+struct Variant {
+  std::string name;                           ///< `naive`, `optimized:<stage>`, `library:cublas`
+  std::function<void(cudaStream_t)> launch;   ///< queues one product
+};
+
+template <typename T>
+int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage chosen) {
+  const staged::CommonOptions& opt = ctx.options;
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  const std::size_t size_a = static_cast<std::size_t>(s.m) * s.k;
+  const std::size_t size_b = static_cast<std::size_t>(s.k) * s.n;
+  const std::size_t size_c = static_cast<std::size_t>(s.m) * s.n;
+  const std::uint64_t volume = static_cast<std::uint64_t>(size_a) * s.n;
+  const bool cpu_reference = !kFloat || volume <= kCpuLimit;
+  // cuBLAS as reference needs a C, |A|, |B| of its own.
+  const std::size_t ref_bytes = cpu_reference ? 0 : (size_a + size_b + size_c) * sizeof(float);
+  staged::RequireDeviceMemory((size_a + size_b + size_c) * sizeof(T) + ref_bytes,
+                              "A, B and C of a " + std::to_string(s.m) + "x" +
+                                  std::to_string(s.n) + "x" + std::to_string(s.k) + " product");
+
+  // Inputs.
+  const std::vector<T> h_a = MakeInput<T>(size_a, opt.seed);
+  const std::vector<T> h_b = MakeInput<T>(size_b, opt.seed ^ 0x9E3779B97F4A7C15ull);
+  staged::DeviceBuffer<T> d_a(h_a);
+  staged::DeviceBuffer<T> d_b(h_b);
+  staged::DeviceBuffer<T> d_c(size_c);
+  staged::Stream stream;
+
+  std::vector<Variant> variants;
+  variants.push_back({"naive", [&](cudaStream_t st) {
+                        ch04::naive::Matmul(d_a.data(), d_b.data(), d_c.data(), s.m, s.n, s.k, st);
+                      }});
+  if (kOptimizedExe) {
+    for (const auto& info : ch04::optimized::AllStages()) {
+      if (!kFloat && !info.supports_int) continue;
+      const ch04::optimized::Stage stage = info.stage;
+      variants.push_back({std::string("optimized:") + info.name, [&, stage](cudaStream_t st) {
+                            ch04::optimized::Matmul(d_a.data(), d_b.data(), d_c.data(), s.m, s.n,
+                                                    s.k, stage, st);
+                          }});
+    }
+  }
+  std::optional<ch04::library::Cublas> cublas;
+  if constexpr (kFloat) {
+    cublas.emplace();
+    variants.push_back({"library:cublas", [&](cudaStream_t st) {
+                          cublas->Matmul(d_a.data(), d_b.data(), d_c.data(), s.m, s.n, s.k, st);
+                        }});
+  }
+
+  // Reference.
+  std::vector<T> ref_c;
+  std::vector<float> ref_abs;
+  const bool time_cpu = cpu_reference && opt.cpu_reps > 0;
+  if (opt.verify || time_cpu) {
+    if (cpu_reference) {
+      ref_c.resize(size_c);
+      ch04::cpu::Matmul(h_a.data(), h_b.data(), ref_c.data(), s.m, s.n, s.k);
+      if constexpr (kFloat) {
+        ref_abs.resize(size_c);
+        ch04::cpu::AbsMatmul(h_a.data(), h_b.data(), ref_abs.data(), s.m, s.n, s.k);
+      }
+    } else if constexpr (kFloat) {
+      cublas->Reference(d_a.data(), d_b.data(), s.m, s.n, s.k, &ref_c, &ref_abs);
+    }
+  }
+
+  // Run every variant once and verify, before any timing.
+  std::vector<staged::Verified> verified;
+  for (const auto& v : variants) {
+    if (!opt.verify) {
+      verified.push_back(staged::Verified::kSkipped);
+      continue;
+    }
+    if (v.name == "library:cublas" && !cpu_reference) {
+      verified.push_back(staged::Verified::kReference);  // it is the reference here
+      continue;
+    }
+    d_c.FillBytes(0xFF, stream.get());  // poison: a skipped element cannot pass by luck
+    v.launch(stream.get());
+    stream.Synchronize();
+    std::vector<T> out(size_c);
+    d_c.CopyToHost(out.data(), size_c);
+    staged::VerifyReport r;
+    if constexpr (kFloat) {
+      r = ch04::CompareProduct(ref_c.data(), out.data(), ref_abs.data(), size_c, s.k);
+    } else {
+      r = staged::CompareExact(ref_c.data(), out.data(), size_c);
+    }
+    if (!r.ok) std::cerr << v.name << ": " << r.Summary() << "\n";
+    verified.push_back(r.ok ? staged::Verified::kYes : staged::Verified::kNo);
+  }
+
+  // Time.
+  const bool square = s.m == s.n && s.k == s.n;
+  const std::string label =
+      kFloat && square ? std::string("uniform")
+                       : std::string(kFloat ? "float" : "int32") + ":uniform:" +
+                             std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
+                             std::to_string(s.k);
+  const double flops = 2.0 * static_cast<double>(volume);
+  auto row = [&](const std::string& name, const staged::TimingStats& t, staged::Verified ok) {
+    staged::ReportRow r;
+    r.variant = name;
+    r.n = static_cast<std::uint64_t>(s.n);
+    r.dist = label;
+    r.time = t;
+    r.throughput = t.median_ms > 0 ? flops / (t.median_ms * 1e6) : 0.0;
+    r.unit = "GFLOP/s";  // pct_peak then comes from the measured FP32 rate
+    r.verified = ok;
+    return r;
+  };
+  staged::Report report("04_matmul_global_vs_shared", opt.seed, ctx.device, "library:cublas");
+  const staged::TimingOptions timing{opt.warmup, opt.reps, false};
+  const std::string chosen_name =
+      std::string("optimized:") + ch04::optimized::Info(chosen).name;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    const staged::TimingStats t = staged::TimeGpu(timing, variants[i].launch, stream.get());
+    report.Add(row(variants[i].name, t, verified[i]));
+    if (variants[i].name == chosen_name) report.Add(row("optimized", t, verified[i]));
+  }
+  if (time_cpu) {
+    std::vector<T> scratch(size_c);
+    const staged::TimingStats t = staged::TimeCpu({0, opt.cpu_reps, false}, [&] {
+      ch04::cpu::Matmul(h_a.data(), h_b.data(), scratch.data(), s.m, s.n, s.k);
+    });
+    report.Add(row("cpu", t, staged::Verified::kReference));
+  }
+  if (opt.format == staged::OutputFormat::kTable) {
+    std::cerr << "reference: "
+              << (cpu_reference ? "CPU (double accumulation)" : "cuBLAS SGEMM, FP32") << "\n";
+    for (const auto& info : ch04::optimized::AllStages()) {
+      std::cerr << "note: " << info.name << ": " << info.block_m << "x" << info.block_n << "x"
+                << info.block_k << " tile, " << info.global_intensity
+                << " flop/B from global memory, " << info.shared_intensity
+                << " flop/B from shared memory; " << info.change << "\n";
+    }
+  }
+  return staged::FinishRun(report, opt);
+}
+
+std::string KernelHelp() {
+  std::string help = "stage reported as the 'optimized' row (flop/byte from global memory)";
+  for (const auto& info : ch04::optimized::AllStages()) {
+    help += std::string("; ") + info.name + " (" +
+            std::to_string(static_cast<int>(info.global_intensity)) + ")";
+  }
+  return help + "; best = " + ch04::optimized::Info(ch04::optimized::kBestStage).name;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return staged::RunMain(argc, argv, [](int argc, char** argv) -> int {
+    staged::CliDefaults defaults;
+    defaults.n = 1024;
+    defaults.min_n = 1;
+    defaults.max_n = ch04::kMaxDimension;
+    defaults.has_dist = false;
+    defaults.cpu_reps = 1;
+    staged::Cli cli("ch04_" STAGED_VARIANT,
+                    "C = A·B (row-major, M×K times K×N): naive global-memory kernel, "
+                    "shared-memory tiles and register-blocked stages, against cuBLAS SGEMM (FP32)",
+                    defaults);
+    std::uint64_t m = 0;
+    std::uint64_t k = 0;
+    std::string type = "float";
+    std::string kernel = "best";
+    cli.AddSize("m", &m, 0, ch04::kMaxDimension, "rows of A and C; 0 = same as --n");
+    cli.AddSize("k", &k, 0, ch04::kMaxDimension, "columns of A and rows of B; 0 = same as --n");
+    cli.AddChoice("type", &type, {"float", "int32"},
+                  "element type (int32: inputs in [-8, 8]; naive and tiled16 only)");
+    if (kOptimizedExe) {
+      std::vector<std::string> words;
+      for (const auto& info : ch04::optimized::AllStages()) words.push_back(info.name);
+      words.push_back("best");
+      cli.AddChoice("kernel", &kernel, words, KernelHelp());
+    }
+    auto ctx = staged::StartRun(cli, argc, argv);
+    if (!ctx) return 0;
+    const int n = static_cast<int>(ctx->options.n);
+    const Shape shape{m == 0 ? n : static_cast<int>(m), n, k == 0 ? n : static_cast<int>(k)};
+    if (type == "int32") {
+      const ch04::optimized::Stage stage =
+          kernel == "best" ? ch04::optimized::Stage::kTiled16 : ch04::optimized::ParseStage(kernel);
+      if (!ch04::optimized::Info(stage).supports_int) {
+        throw staged::UsageError("--kernel " + kernel + " is float only (int32: tiled16)");
+      }
+      return Run<std::int32_t>(*ctx, shape, stage);
+    }
+    return Run<float>(*ctx, shape, ch04::optimized::ParseStage(kernel));
+  });
+}

@@ -1,0 +1,208 @@
+/**
+ * @file matmul.cuh
+ * @brief Chapter 04 contract: C = A·B for row-major matrices (A is M×K, B is K×N, C is M×N),
+ *        the CPU reference, the naive kernel, the optimized stages, the cuBLAS baseline and the
+ *        error bound every float result is checked against.
+ *
+ * Every launcher accepts any M, N, K >= 0 (non-multiples of the tiles, rectangular, empty):
+ * M == 0 or N == 0 does nothing, K == 0 writes zeros. Device pointers must not alias. Each of
+ * M, N and K must be at most kMaxDimension.
+ *
+ * @code
+ * ch04::naive::Matmul(d_a, d_b, d_c, m, n, k, stream);
+ * ch04::optimized::Matmul(d_a, d_b, d_c, m, n, k, ch04::optimized::Stage::kTiled16, stream);
+ * ch04::optimized::Matmul(d_a, d_b, d_c, m, n, k, ch04::optimized::kBestStage, stream);
+ * @endcode
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/verify.hpp"
+
+/// @cond
+struct cublasContext;
+/// @endcond
+
+/// Chapter 04: matrix multiplication, global memory versus shared memory, up to cuBLAS.
+namespace ch04 {
+
+/// Largest accepted M, N or K (2^19): keeps ceil(M/16) within the 65535 limit of grid.y.
+inline constexpr int kMaxDimension = 1 << 19;
+
+/// Throws `staged::UsageError` when a dimension is negative or larger than kMaxDimension.
+void CheckDimensions(int m, int n, int k);
+
+/// @brief gamma_K = K·u / (1 − K·u), u = 2^-24: the classic bound on the relative error of a
+///        float dot product of length K, whatever the summation order (Higham, Thm 3.1).
+double GammaK(int k);
+
+/// @brief The per-element tolerance factor: an element passes when
+///        |C − C_ref| <= ToleranceScale(K) · (|A|·|B|)_ij.
+///
+/// Derivation: a float dot product of length K, summed in any order (with or without FMA),
+/// satisfies |fl(c) − c| <= gamma_K · Σ|a_ik||b_kj|. The tested kernel contributes gamma_K·S;
+/// the reference contributes either u·S (double accumulation, then one rounding to float) or
+/// gamma_K·S (cuBLAS as the reference at large sizes), and S itself is computed in float on the
+/// GPU path (another gamma_K relative). 3·gamma_K·S covers every case with room to spare, yet a
+/// wrong index or a missing tile still shows up as an O(1) relative error.
+double ToleranceScale(int k);
+
+/// @brief Compares a float product with its reference using the per-element bound above.
+///
+/// Where the reference is NaN the result must be NaN; where it is ±inf the result must be the
+/// same infinity; elsewhere the result must be finite and within
+/// `ToleranceScale(k) * abs_product[i]`.
+/// @param[in] expected reference C (count elements)
+/// @param[in] actual computed C (count elements)
+/// @param[in] abs_product |A|·|B| (count elements)
+/// @param[in] count number of elements of C
+/// @param[in] k inner dimension (sets the tolerance)
+staged::VerifyReport CompareProduct(const float* expected, const float* actual,
+                                    const float* abs_product, std::size_t count, int k);
+
+/// The CPU reference.
+namespace cpu {
+
+/// @brief C = A·B on the CPU, row by row (i-k-j order, so the inner loop streams rows of B and
+///        vectorises); float accumulates in double, int32_t in int64_t (exact when no sum
+///        overflows int32).
+/// @tparam T float or int32_t
+/// @param[in] a M×K row-major
+/// @param[in] b K×N row-major
+/// @param[out] c M×N row-major
+/// @param[in] m rows of A and C
+/// @param[in] n columns of B and C
+/// @param[in] k columns of A, rows of B
+template <typename T>
+void Matmul(const T* a, const T* b, T* c, int m, int n, int k);
+
+/// @brief |A|·|B| accumulated in double, rounded to float: the scale of each element's error.
+/// @param[in] a M×K row-major
+/// @param[in] b K×N row-major
+/// @param[out] s M×N row-major
+/// @param[in] m rows of A
+/// @param[in] n columns of B
+/// @param[in] k inner dimension
+void AbsMatmul(const float* a, const float* b, float* s, int m, int n, int k);
+
+}  // namespace cpu
+
+/// The lesson's starting point: one thread per element of C, operands from global memory.
+namespace naive {
+
+/// @brief C = A·B with one thread per element of C (16×16 blocks, x along the columns of C).
+/// @tparam T float or int32_t
+/// @param[in] d_a device A, M×K row-major
+/// @param[in] d_b device B, K×N row-major
+/// @param[out] d_c device C, M×N row-major
+/// @param[in] m rows of A and C
+/// @param[in] n columns of B and C
+/// @param[in] k columns of A, rows of B
+/// @param[in] stream stream the kernel is queued on
+template <typename T>
+void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, cudaStream_t stream);
+
+}  // namespace naive
+
+/// The stages that take the shared-memory tile to cuBLAS speed (plain FP32 FFMA throughout).
+namespace optimized {
+
+/// The optimisation stages, in lesson order (README: "The stages").
+enum class Stage {
+  kTiled16,       ///< 1. 16×16 shared-memory tiles, one output per thread (the slides' kernel 2)
+  kRegBlock,      ///< 2. 128×128×8 block tile, 8×8 outputs per thread in registers
+  kVectorized,    ///< 3. + 16-byte global loads, A stored transposed and padded, float4 LDS
+  kDoubleBuffer,  ///< 4. + two shared buffers: the next tile is loaded while this one is used
+  kWarpTile,      ///< 5. + warp tiling, two blocks per SM (__launch_bounds__), L2-friendly order
+};
+
+/// The fastest stage: the default of `--kernel` and the `optimized` row of the report.
+inline constexpr Stage kBestStage = Stage::kWarpTile;
+
+/// What the report and `--help` say about one stage.
+struct StageInfo {
+  Stage stage;                  ///< the stage
+  const char* name;             ///< `--kernel` word and report suffix (`optimized:<name>`)
+  int block_m;                  ///< rows of C per block
+  int block_n;                  ///< columns of C per block
+  int block_k;                  ///< depth of one shared-memory tile
+  int threads;                  ///< threads per block
+  double global_intensity;      ///< flops per byte loaded from global memory (no cache reuse)
+  double shared_intensity;      ///< flops per byte read from shared memory by one thread
+  bool supports_int;            ///< whether the int32_t path exists
+  const char* change;           ///< one line: what changed relative to the previous stage
+};
+
+/// Every stage, in lesson order.
+const std::vector<StageInfo>& AllStages();
+
+/// The description of @p stage.
+const StageInfo& Info(Stage stage);
+
+/// Parses a `--kernel` word (a stage name or `best`); throws `staged::UsageError` otherwise.
+Stage ParseStage(const std::string& word);
+
+/// @brief C = A·B with the chosen optimisation stage.
+/// @tparam T float (every stage) or int32_t (kTiled16 only; other stages throw UsageError)
+/// @param[in] d_a device A, M×K row-major
+/// @param[in] d_b device B, K×N row-major
+/// @param[out] d_c device C, M×N row-major
+/// @param[in] m rows of A and C
+/// @param[in] n columns of B and C
+/// @param[in] k columns of A, rows of B
+/// @param[in] stage which kernel runs
+/// @param[in] stream stream the kernel is queued on
+template <typename T>
+void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage,
+            cudaStream_t stream);
+
+}  // namespace optimized
+
+/// The baseline: cuBLAS SGEMM in plain FP32 (no TF32, no tensor cores).
+namespace library {
+
+/// @brief Owns a cuBLAS handle set to CUBLAS_DEFAULT_MATH: "compute and intermediate storage
+///        with at least the precision requested", so SGEMM stays FP32 (TF32 would need
+///        CUBLAS_TF32_TENSOR_OP_MATH, which this chapter never sets).
+class Cublas {
+ public:
+  /// Creates the handle and sets its math mode.
+  Cublas();
+  ~Cublas();
+  Cublas(const Cublas&) = delete;
+  Cublas& operator=(const Cublas&) = delete;
+
+  /// @brief Row-major C = A·B as the column-major product C^T = B^T·A^T (no copies).
+  /// @param[in] d_a device A, M×K row-major
+  /// @param[in] d_b device B, K×N row-major
+  /// @param[out] d_c device C, M×N row-major
+  /// @param[in] m rows of A and C
+  /// @param[in] n columns of B and C
+  /// @param[in] k columns of A, rows of B
+  /// @param[in] stream stream the SGEMM is queued on
+  void Matmul(const float* d_a, const float* d_b, float* d_c, int m, int n, int k,
+              cudaStream_t stream);
+
+  /// @brief The large-size reference: C from SGEMM and |A|·|B| from SGEMM on |A| and |B|.
+  /// @param[in] d_a device A, M×K row-major
+  /// @param[in] d_b device B, K×N row-major
+  /// @param[in] m rows of A and C
+  /// @param[in] n columns of B and C
+  /// @param[in] k columns of A, rows of B
+  /// @param[out] c host C (resized to M·N)
+  /// @param[out] abs_product host |A|·|B| (resized to M·N)
+  void Reference(const float* d_a, const float* d_b, int m, int n, int k,
+                 std::vector<float>* c, std::vector<float>* abs_product);
+
+ private:
+  cublasContext* handle_ = nullptr;
+};
+
+}  // namespace library
+}  // namespace ch04
