@@ -1,0 +1,249 @@
+/**
+ * @file countsort.cuh
+ * @brief Chapter 02 contract: a 256-bin byte histogram, an exclusive prefix sum (scan) and a
+ *        counting sort of bytes, each a separate reusable function in `ch02::cpu`,
+ *        `ch02::naive`, `ch02::optimized` and `ch02::library` with one signature per idea.
+ *
+ * Every device function takes its scratch memory from the caller (`*TempBytes(n)` says how
+ * much, as CUB does) and only enqueues work on @p stream, so one process can time the variants
+ * side by side and one test body can run against all of them. Chapter 03 reuses
+ * `ch02::optimized::ExclusiveScan` through this header.
+ *
+ * @code
+ * std::size_t bytes = ch02::optimized::CountingSortTempBytes(n);
+ * staged::DeviceBuffer<unsigned char> d_temp(bytes);
+ * ch02::optimized::CountingSort(d_in, d_out, n, d_temp.data(), bytes, stream);
+ * @endcode
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+/// Chapter 02: histogram, scan and counting sort of bytes.
+namespace ch02 {
+
+/// Number of histogram bins: one per byte value.
+inline constexpr int kNumBins = 256;
+
+/// Largest element count the device functions accept: counts and offsets are 32-bit.
+inline constexpr std::uint64_t kMaxElements = 0xFFFFFFFFull;
+
+/// Alignment of every piece of scratch memory carved out of a caller's buffer.
+inline constexpr std::size_t kTempAlignment = 256;
+
+/// Rounds @p bytes up to a multiple of `kTempAlignment`.
+constexpr std::size_t AlignTemp(std::size_t bytes) {
+  return (bytes + kTempAlignment - 1) / kTempAlignment * kTempAlignment;
+}
+
+/// Shared-memory banks on every GPU this tutorial targets (sm_80, sm_90).
+inline constexpr int kNumBanks = 32;
+/// log2(`kNumBanks`).
+inline constexpr int kLogNumBanks = 5;
+
+/**
+ * @brief Padding added to shared-memory index @p index so that the strided accesses of the
+ *        Blelloch scan fall into different banks (GPU Gems 3, ch. 39, with the parentheses the
+ *        printed macro lacks).
+ *
+ * One extra word every 32 words (and one more every 1024) shifts index `k * 32` from bank 0 to
+ * bank `k`. The seed writes `((idx) >> BANKS + (idx) >> (LOG_2_BANKS << 1))`; since `+` binds
+ * tighter than `>>` that parses as `idx >> (BANKS + idx) >> 8`, which is 0 (or undefined, once
+ * the shift reaches 32), so the seed's "conflict-free" scan had no padding at all.
+ * @param[in] index unpadded index into the scan's shared array (>= 0)
+ * @return the number of padding words to add to @p index
+ */
+__host__ __device__ constexpr int ConflictFreeOffset(int index) {
+  return (index >> kLogNumBanks) + (index >> (2 * kLogNumBanks));
+}
+
+/// Reference implementations on the CPU (exact; used to verify every device variant).
+namespace cpu {
+
+/// Counts each byte value of @p in[0, n) into @p hist[0, 256) (overwritten).
+void Histogram(const std::uint8_t* in, std::size_t n, std::uint32_t* hist);
+
+/// out[i] = in[0] + ... + in[i-1], out[0] = 0 (wrapping arithmetic). @p out may equal @p in.
+/// @tparam T uint32_t or int32_t
+template <typename T>
+void ExclusiveScan(const T* in, T* out, std::size_t n);
+
+/// Counting sort: histogram, exclusive scan, then each value written as one run.
+void CountingSort(const std::uint8_t* in, std::uint8_t* out, std::size_t n);
+
+}  // namespace cpu
+
+/// The seed's scheme, corrected: global atomics, a simple scan, per-element atomic scatter.
+namespace naive {
+
+/// Device scratch bytes `Histogram` needs for @p n bytes (none).
+std::size_t HistogramTempBytes(std::size_t n);
+/**
+ * @brief 256-bin histogram of @p n bytes with one global `atomicAdd` per byte.
+ * @param[in] d_in device bytes
+ * @param[in] n number of bytes (0 <= n <= kMaxElements)
+ * @param[out] d_hist 256 device counters (overwritten)
+ * @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes (may be null when that is 0)
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, void* d_temp,
+               std::size_t temp_bytes, cudaStream_t stream);
+
+/// Device scratch bytes `ExclusiveScan` needs for @p n elements (one ping-pong buffer).
+/// @tparam T uint32_t or int32_t
+template <typename T>
+std::size_t ExclusiveScanTempBytes(std::size_t n);
+/**
+ * @brief Exclusive prefix sum by the Hillis-Steele doubling scan: one launch per step,
+ *        ceil(log2 n) steps, O(n log n) additions.
+ * @tparam T uint32_t or int32_t
+ * @param[in] d_in device input
+ * @param[out] d_out device output; must not alias @p d_in
+ * @param[in] n number of elements (any n >= 0)
+ * @param[in] d_temp scratch of `ExclusiveScanTempBytes<T>(n)` bytes
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+template <typename T>
+void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
+                   cudaStream_t stream);
+
+/// Device scratch bytes `CountingSort` needs for @p n bytes.
+std::size_t CountingSortTempBytes(std::size_t n);
+/**
+ * @brief Counting sort: naive histogram, naive scan of the 256 counts, then every byte claims
+ *        its slot with a global `atomicAdd` on its bin's offset (the seed's scatter).
+ * @param[in] d_in device bytes
+ * @param[out] d_out n device bytes, sorted ascending; must not alias @p d_in
+ * @param[in] n number of bytes (0 <= n <= kMaxElements)
+ * @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
+                  std::size_t temp_bytes, cudaStream_t stream);
+
+}  // namespace naive
+
+/// Privatized histogram, work-efficient Blelloch scan, output written as runs.
+namespace optimized {
+
+/// Device scratch bytes `Histogram` needs for @p n bytes (none).
+std::size_t HistogramTempBytes(std::size_t n);
+/**
+ * @brief 256-bin histogram with per-warp shared-memory sub-histograms, 16-byte loads and one
+ *        global merge per block. Same parameters as `naive::Histogram`.
+ * @param[in] d_in device bytes (any alignment)
+ * @param[in] n number of bytes (0 <= n <= kMaxElements)
+ * @param[out] d_hist 256 device counters (overwritten)
+ * @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes (may be null when that is 0)
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, void* d_temp,
+               std::size_t temp_bytes, cudaStream_t stream);
+
+/// Device scratch bytes ExclusiveScan needs for n elements.
+/// @tparam T uint32_t or int32_t
+/// @param[in] n number of elements to scan
+template <typename T>
+std::size_t ExclusiveScanTempBytes(std::size_t n);
+/**
+ * @brief Exclusive prefix sum of n elements (any n >= 0, multi-block Blelloch with block sums
+ *        scanned recursively).
+ *
+ * Each block scans a tile of 1024 elements in shared memory (up-sweep, down-sweep, padded by
+ * `ConflictFreeOffset`), the tile totals are scanned by the same function, and a last pass
+ * adds each tile's offset. Arithmetic wraps modulo 2^32.
+ * @tparam T uint32_t or int32_t (explicitly instantiated for both)
+ * @param[in] d_in device input
+ * @param[out] d_out device output; may equal @p d_in (in place), must not partially overlap it
+ * @param[in] n number of elements (any n >= 0)
+ * @param[in] d_temp scratch of at least `ExclusiveScanTempBytes<T>(n)` bytes
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+template <typename T>
+void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
+                   cudaStream_t stream);
+
+/// Device scratch bytes `CountingSort` needs for @p n bytes.
+std::size_t CountingSortTempBytes(std::size_t n);
+/**
+ * @brief Counting sort: privatized histogram, Blelloch scan of the 256 counts, then each
+ *        output 16-byte word is built from the scanned offsets and stored once (no atomics,
+ *        deterministic).
+ * @param[in] d_in device bytes (any alignment)
+ * @param[out] d_out n device bytes, sorted ascending; must not alias @p d_in
+ * @param[in] n number of bytes (0 <= n <= kMaxElements)
+ * @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
+                  std::size_t temp_bytes, cudaStream_t stream);
+
+}  // namespace optimized
+
+/// The baselines a professional would use: CUB.
+namespace library {
+
+/// Device scratch bytes `cub::DeviceHistogram::HistogramEven` needs for @p n bytes.
+std::size_t HistogramTempBytes(std::size_t n);
+/// 256-bin histogram by `cub::DeviceHistogram::HistogramEven` (levels 0, 1, ..., 256).
+/// Parameters as `naive::Histogram`.
+/// @param[in] d_in device bytes
+/// @param[in] n number of bytes
+/// @param[out] d_hist 256 device counters (overwritten)
+/// @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes
+/// @param[in] temp_bytes size of @p d_temp
+/// @param[in] stream stream the work is queued on
+void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, void* d_temp,
+               std::size_t temp_bytes, cudaStream_t stream);
+
+/// Device scratch bytes `cub::DeviceScan::ExclusiveSum` needs for @p n elements.
+/// @tparam T uint32_t or int32_t
+/// @param[in] n number of elements
+template <typename T>
+std::size_t ExclusiveScanTempBytes(std::size_t n);
+/// Exclusive prefix sum by `cub::DeviceScan::ExclusiveSum`.
+/// @tparam T uint32_t or int32_t
+/// @param[in] d_in device input
+/// @param[out] d_out device output
+/// @param[in] n number of elements
+/// @param[in] d_temp scratch of `ExclusiveScanTempBytes<T>(n)` bytes
+/// @param[in] temp_bytes size of @p d_temp
+/// @param[in] stream stream the work is queued on
+template <typename T>
+void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
+                   cudaStream_t stream);
+
+/// Device scratch bytes `cub::DeviceRadixSort::SortKeys` needs for @p n bytes.
+std::size_t CountingSortTempBytes(std::size_t n);
+/// Sorts the bytes with `cub::DeviceRadixSort::SortKeys` over bits [0, 8): the library's way.
+/// @param[in] d_in device bytes
+/// @param[out] d_out n device bytes, sorted ascending
+/// @param[in] n number of bytes
+/// @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes
+/// @param[in] temp_bytes size of @p d_temp
+/// @param[in] stream stream the work is queued on
+void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
+                  std::size_t temp_bytes, cudaStream_t stream);
+
+}  // namespace library
+
+/// Throws `std::invalid_argument` naming @p what unless @p temp_bytes >= @p needed (and
+/// @p d_temp is non-null when @p needed > 0), and unless @p n <= kMaxElements.
+/// @param[in] what the function checking its arguments
+/// @param[in] n element count passed to it
+/// @param[in] d_temp scratch pointer passed to it
+/// @param[in] temp_bytes scratch size passed to it
+/// @param[in] needed scratch size it requires
+void CheckArguments(const char* what, std::size_t n, const void* d_temp, std::size_t temp_bytes,
+                    std::size_t needed);
+
+}  // namespace ch02
