@@ -78,9 +78,11 @@ void Matmul(const T* a, const T* b, T* c, int m, int n, int k) {
   }
 }
 
+/// @cond
 template void Matmul<float>(const float*, const float*, float*, int, int, int);
 template void Matmul<std::int32_t>(const std::int32_t*, const std::int32_t*, std::int32_t*, int,
                                    int, int);
+/// @endcond
 
 void AbsMatmul(const float* a, const float* b, float* s, int m, int n, int k) {
   std::vector<double> row(static_cast<std::size_t>(n));

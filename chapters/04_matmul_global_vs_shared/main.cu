@@ -219,6 +219,7 @@ std::string KernelHelp() {
 
 }  // namespace
 
+/// Entry point: parses the flags, runs the float or int32 product, prints the report.
 int main(int argc, char** argv) {
   return staged::RunMain(argc, argv, [](int argc, char** argv) -> int {
     staged::CliDefaults defaults;

@@ -61,8 +61,10 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, cudaStream_
   CUDA_CHECK_LAST_LAUNCH();
 }
 
+/// @cond
 template void Matmul<float>(const float*, const float*, float*, int, int, int, cudaStream_t);
 template void Matmul<std::int32_t>(const std::int32_t*, const std::int32_t*, std::int32_t*, int,
                                    int, int, cudaStream_t);
+/// @endcond
 
 }  // namespace ch04::naive

@@ -609,9 +609,11 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
   }
 }
 
+/// @cond
 template void Matmul<float>(const float*, const float*, float*, int, int, int, Stage,
                             cudaStream_t);
 template void Matmul<std::int32_t>(const std::int32_t*, const std::int32_t*, std::int32_t*, int,
                                    int, int, Stage, cudaStream_t);
+/// @endcond
 
 }  // namespace ch04::optimized
