@@ -1,0 +1,96 @@
+/**
+ * @file library.cu
+ * @brief The baseline: CUB `DeviceReduce::Reduce` over (min, max) key pairs, one call.
+ *
+ * Changes relative to naive.cu:
+ * 1. The whole reduction is CUB's (its tuned tiles, vector loads and two-kernel scheme).
+ * 2. The input is read through a transform iterator that turns each element into the pair
+ *    (key, key); a custom operator folds pairs; a transform output iterator applies the NaN
+ *    policy while CUB stores the result. One pass over the data, as for the other variants.
+ */
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/transform_output_iterator.h>
+
+#include <cub/device/device_reduce.cuh>
+#include <stdexcept>
+
+#include "chapters/01_minmax_reduction/minmax.cuh"
+#include "common/cuda_check.hpp"
+
+namespace ch01::library {
+
+/// Maps an element to the key pair (key, key): the reduction's input.
+/// @tparam T element type
+template <typename T>
+struct ToKeyPair {
+  /// @param[in] x element
+  __host__ __device__ MinMaxPair<KeyOf<T>> operator()(T x) const {
+    const KeyOf<T> k = OrderedKey<T>::From(x);
+    return {k, k};
+  }
+};
+
+/// The custom reduction operator: min of the mins, max of the maxes (associative, commutative).
+/// @tparam K key type
+template <typename K>
+struct MinMaxOp {
+  /// @param[in] a,b partial pairs
+  __host__ __device__ MinMaxPair<K> operator()(const MinMaxPair<K>& a,
+                                               const MinMaxPair<K>& b) const {
+    return {KeyMin(a.min, b.min), KeyMax(a.max, b.max)};
+  }
+};
+
+/// Turns the reduced key pair into the result (applies the NaN policy).
+/// @tparam T element type
+template <typename T>
+struct FromKeyPair {
+  /// @param[in] k the reduced keys
+  __host__ __device__ MinMaxPair<T> operator()(const MinMaxPair<KeyOf<T>>& k) const {
+    return PairFromKeys<T>(k.min, k.max);
+  }
+};
+
+namespace {
+
+/// Calls CUB: with @p d_temp null it only stores the scratch size in @p temp_bytes.
+template <typename T>
+cudaError_t Reduce(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::size_t n,
+                   MinMaxPair<T>* d_result, cudaStream_t stream) {
+  using Key = KeyOf<T>;
+  auto in = thrust::make_transform_iterator(d_in, ToKeyPair<T>{});
+  auto out = thrust::make_transform_output_iterator(d_result, FromKeyPair<T>{});
+  const MinMaxPair<Key> init{OrderedKey<T>::kHighest, OrderedKey<T>::kLowest};
+  return cub::DeviceReduce::Reduce(d_temp, temp_bytes, in, out, n, MinMaxOp<Key>{}, init, stream);
+}
+
+}  // namespace
+
+template <typename T>
+std::size_t MinMaxTempBytes(std::size_t n) {
+  std::size_t bytes = 0;
+  CUDA_CHECK(Reduce<T>(nullptr, bytes, nullptr, n > 0 ? n : 1, nullptr, nullptr));
+  return bytes;
+}
+
+template <typename T>
+void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
+            std::size_t temp_bytes, cudaStream_t stream) {
+  if (n == 0)
+    throw std::invalid_argument("ch01::library::MinMax: the min/max of 0 elements is undefined");
+  CUDA_CHECK(Reduce<T>(d_temp, temp_bytes, d_in, n, d_result, stream));
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+/// @cond INSTANTIATIONS
+#define CH01_LIBRARY_INSTANTIATE(T)                     \
+  template std::size_t MinMaxTempBytes<T>(std::size_t); \
+  template void MinMax<T>(const T*, std::size_t, MinMaxPair<T>*, void*, std::size_t, cudaStream_t);
+CH01_LIBRARY_INSTANTIATE(float)
+CH01_LIBRARY_INSTANTIATE(double)
+CH01_LIBRARY_INSTANTIATE(std::int32_t)
+CH01_LIBRARY_INSTANTIATE(std::uint32_t)
+#undef CH01_LIBRARY_INSTANTIATE
+/// @endcond
+
+}  // namespace ch01::library

@@ -1,0 +1,360 @@
+/**
+ * @file optimized.cu
+ * @brief Min and max in one pass and one launch, at the memory bandwidth limit.
+ *
+ * Changes relative to naive.cu:
+ * 1. A grid-stride loop sized from the SM count (about as many blocks as fit on the GPU at
+ *    once) instead of one thread per element: each thread folds many elements in registers,
+ *    and the tree runs once per block instead of once per 256 elements.
+ * 2. 16-byte vector loads (`float4`-sized: 4 floats or 2 doubles per load), with a scalar head
+ *    up to the first 16-byte boundary and a scalar tail, so any pointer offset works.
+ * 3. kUnroll = 4 independent 16-byte loads issued before any is used: 64 bytes in flight per
+ *    thread, enough for the HBM latency-bandwidth product with a few blocks per SM.
+ * 4. Min and max in registers, then warp shuffles (`__shfl_xor_sync`) instead of the shared
+ *    memory tree; shared memory only carries one key pair per warp.
+ * 5. One launch instead of one per pass: the *last block done* pattern (seed 004's slides):
+ *    each block writes its partial, `__threadfence()`, takes a ticket with `atomicInc`; the
+ *    block that draws the last ticket folds the partials and writes the result. `atomicInc`
+ *    wraps the counter back to 0, so the next launch finds it ready.
+ */
+#include <cuda_runtime.h>
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chapters/01_minmax_reduction/minmax.cuh"
+#include "common/cuda_check.hpp"
+
+namespace ch01::optimized {
+
+/// Counter slots for the last-block-done tickets, one per stream in use (zero at module load;
+/// every launch leaves its slot at zero again). Launches on one stream never overlap, so a
+/// stream can own a slot; launches on different streams use different slots.
+inline constexpr int kCounterSlots = 256;
+
+/// The tickets of change 5, one slot per stream (see `kCounterSlots`).
+__device__ unsigned int g_finish_tickets[kCounterSlots];
+
+/// Warps per block.
+inline constexpr int kWarps = kBlockSize / 32;
+
+/// Loads @p kElems consecutive elements starting at element `index * kElems` of @p base in one
+/// instruction: a 16-byte `ld.global.nc` when kElems * sizeof(T) == 16, a scalar one otherwise.
+/// @tparam T element type
+/// @tparam kElems elements per load (1, or 16 / sizeof(T))
+/// @param[in] base 16-byte aligned when the load is a vector
+/// @param[in] index in units of kElems elements
+/// @param[out] out the loaded elements
+template <typename T, int kElems>
+__device__ __forceinline__ void LoadUnit(const T* base, std::size_t index, T (&out)[kElems]) {
+  if constexpr (kElems * sizeof(T) == 16) {
+    const uint4 raw = __ldg(reinterpret_cast<const uint4*>(base) + index);
+    memcpy(out, &raw, 16);  // a register reinterpretation, no memory traffic
+  } else {
+    static_assert(kElems == 1, "loads are 16 bytes or one element");
+    out[0] = __ldg(base + index);
+  }
+}
+
+/// Folds @p x into the running key pair.
+/// @tparam T element type
+/// @param[in] x element
+/// @param[in,out] kmin,kmax running keys
+template <typename T>
+__device__ __forceinline__ void Fold(T x, KeyOf<T>& kmin, KeyOf<T>& kmax) {
+  const KeyOf<T> k = OrderedKey<T>::From(x);
+  kmin = KeyMin(kmin, k);
+  kmax = KeyMax(kmax, k);
+}
+
+/// Butterfly over the warp: afterwards every lane holds the warp's min and max keys.
+/// @tparam K key type
+/// @param[in,out] kmin,kmax this lane's keys in, the warp's out
+template <typename K>
+__device__ __forceinline__ void WarpMinMax(K& kmin, K& kmax) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) {
+    kmin = KeyMin(kmin, __shfl_xor_sync(0xFFFFFFFFu, kmin, offset));
+    kmax = KeyMax(kmax, __shfl_xor_sync(0xFFFFFFFFu, kmax, offset));
+  }
+}
+
+/// Block-wide min and max: warp shuffles, one key pair per warp through shared memory, then
+/// warp 0 shuffles again. The result is valid in thread 0.
+/// @tparam T element type
+/// @param[in,out] kmin,kmax this thread's keys in, the block's out (thread 0)
+/// @param s_min,s_max kWarps keys of shared scratch each
+/// @pre every thread of the block calls it (it contains `__syncthreads()`); the caller has
+///      synchronised since any earlier read of @p s_min / @p s_max
+template <typename T>
+__device__ __forceinline__ void BlockMinMax(KeyOf<T>& kmin, KeyOf<T>& kmax, KeyOf<T>* s_min,
+                                            KeyOf<T>* s_max) {
+  const int warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  WarpMinMax(kmin, kmax);
+  if (lane == 0) {
+    s_min[warp] = kmin;
+    s_max[warp] = kmax;
+  }
+  // Warp 0 reads what every warp's lane 0 wrote.
+  __syncthreads();
+  if (warp == 0) {
+    kmin = lane < kWarps ? s_min[lane] : OrderedKey<T>::kHighest;
+    kmax = lane < kWarps ? s_max[lane] : OrderedKey<T>::kLowest;
+    WarpMinMax(kmin, kmax);
+  }
+}
+
+/// The single-pass kernel: every thread folds a grid-stride share of the 16-byte vectors in
+/// registers, the block combines with shuffles, and the last block to finish combines the
+/// blocks' partials and writes the result.
+/// @tparam T element type
+/// @tparam kElems elements per load: 16 / sizeof(T) (vector loads) or 1 (the scalar stage)
+/// @tparam kLoads independent loads per thread per iteration (kUnroll, or 1 for the stages)
+/// @param[in] in device input
+/// @param[in] head elements before @p in + @p head is 16-byte aligned (< kElems)
+/// @param[in] units whole loads of kElems elements after the head
+/// @param[in] tail elements after the last whole load (< kElems)
+/// @param[out] partial_min,partial_max one key per block (gridDim.x entries each)
+/// @param[in,out] tickets the finishing counter: 0 on entry, 0 again on exit
+/// @param[out] result the pair, written by the last block
+/// @par Launch configuration
+/// `GridBlocks(units, SMs, blocks per SM)` blocks (<= kMaxGridBlocks) of kBlockSize threads.
+/// @pre blockDim.x == kBlockSize; *tickets == 0; head, units, tail from `SplitAtAlignment`
+/// (with kElems == 1: head = tail = 0, units = n)
+/// @par Traffic
+/// n * sizeof(T) bytes read once; 2 keys per block written and read back by the last block.
+template <typename T, int kElems, int kLoads>
+__global__ void __launch_bounds__(kBlockSize)
+    MinMaxSinglePassKernel(const T* __restrict__ in, std::size_t head, std::size_t units,
+                           std::size_t tail, KeyOf<T>* partial_min, KeyOf<T>* partial_max,
+                           unsigned int* tickets, MinMaxPair<T>* result) {
+  using K = OrderedKey<T>;
+  using Key = KeyOf<T>;
+  __shared__ Key s_min[kWarps];
+  __shared__ Key s_max[kWarps];
+  __shared__ bool s_is_last;
+
+  Key kmin = K::kHighest;
+  Key kmax = K::kLowest;
+  const T* body = in + head;  // 16-byte aligned for vector loads
+  // Chunk = the kBlockSize * kLoads units one block reads per iteration; load k of thread t
+  // reads unit chunk_start + k * kBlockSize + t, so each of the kLoads loads is coalesced.
+  constexpr std::size_t kChunk = static_cast<std::size_t>(kBlockSize) * kLoads;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kChunk;
+  std::size_t c = static_cast<std::size_t>(blockIdx.x) * kChunk;
+  for (; c + kChunk <= units; c += stride) {  // block-uniform condition: whole chunks only
+    T v[kLoads][kElems];
+    // Issue every load before using any: kLoads independent requests in flight per thread.
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k)
+      LoadUnit<T, kElems>(body, c + k * kBlockSize + threadIdx.x, v[k]);
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) {
+#pragma unroll
+      for (int e = 0; e < kElems; ++e) Fold(v[k][e], kmin, kmax);
+    }
+  }
+  if (c < units) {  // this block's last chunk is partial: guard each load
+#pragma unroll
+    for (int k = 0; k < kLoads; ++k) {
+      const std::size_t u = c + k * kBlockSize + threadIdx.x;
+      if (u < units) {
+        T v[kElems];
+        LoadUnit<T, kElems>(body, u, v);
+#pragma unroll
+        for (int e = 0; e < kElems; ++e) Fold(v[e], kmin, kmax);
+      }
+    }
+  }
+  // Misaligned head and the tail: fewer than kElems elements each, folded by the first threads.
+  const std::size_t g = static_cast<std::size_t>(blockIdx.x) * kBlockSize + threadIdx.x;
+  if (g < head) Fold(in[g], kmin, kmax);
+  if (g < tail) Fold(body[units * kElems + g], kmin, kmax);
+
+  BlockMinMax<T>(kmin, kmax, s_min, s_max);
+  if (threadIdx.x == 0) {
+    partial_min[blockIdx.x] = kmin;
+    partial_max[blockIdx.x] = kmax;
+    // Make the partial visible device-wide before the ticket says it is there.
+    __threadfence();
+    // atomicInc wraps to 0 after gridDim.x - 1: the last ticket also resets the counter.
+    const unsigned int ticket = atomicInc(tickets, gridDim.x - 1);
+    s_is_last = ticket == gridDim.x - 1;
+  }
+  // Every thread needs s_is_last; also orders warp 0's reads of s_min/s_max above before the
+  // second BlockMinMax below rewrites them.
+  __syncthreads();
+  if (!s_is_last) return;
+
+  // Last block: every other block's partial is written and fenced. __ldcg reads through L2, where
+  // the other SMs' writes are, never a stale L1 line.
+  __threadfence();
+  kmin = K::kHighest;
+  kmax = K::kLowest;
+  for (unsigned int b = threadIdx.x; b < gridDim.x; b += kBlockSize) {
+    kmin = KeyMin(kmin, __ldcg(partial_min + b));
+    kmax = KeyMax(kmax, __ldcg(partial_max + b));
+  }
+  BlockMinMax<T>(kmin, kmax, s_min, s_max);
+  if (threadIdx.x == 0) *result = PairFromKeys<T>(kmin, kmax);
+}
+
+AlignedSplit SplitAtAlignment(std::uintptr_t address, std::size_t n, std::size_t elem_bytes) {
+  const std::size_t per_vector = 16 / elem_bytes;
+  std::size_t head = ((16 - address % 16) % 16) / elem_bytes;
+  if (head > n) head = n;
+  const std::size_t vectors = (n - head) / per_vector;
+  return {head, vectors, n - head - vectors * per_vector};
+}
+
+unsigned GridBlocks(std::size_t units, int loads_per_thread, int sm_count, int blocks_per_sm) {
+  const std::size_t chunk =
+      static_cast<std::size_t>(kBlockSize) * static_cast<std::size_t>(loads_per_thread);
+  const std::size_t chunks = (units + chunk - 1) / chunk;
+  std::size_t resident = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1) *
+                         static_cast<std::size_t>(blocks_per_sm > 0 ? blocks_per_sm : 1);
+  if (resident > static_cast<std::size_t>(kMaxGridBlocks)) resident = kMaxGridBlocks;
+  const std::size_t blocks = chunks < resident ? chunks : resident;
+  return static_cast<unsigned>(blocks > 0 ? blocks : 1);
+}
+
+namespace {
+
+/// Host-side caches: resident blocks per SM of each kernel on each device, and the ticket slot
+/// of each (device, stream). A mutex keeps them safe for launches from several host threads.
+struct LaunchState {
+  std::mutex mutex;
+  std::vector<std::pair<std::pair<int, const void*>, std::pair<int, int>>> occupancy;
+  std::vector<std::pair<std::pair<int, cudaStream_t>, int>> slots;
+  std::vector<std::pair<int, unsigned int*>> tickets_base;
+};
+
+LaunchState& State() {
+  static LaunchState state;
+  return state;
+}
+
+/// SM count and resident blocks per SM (capped at kMaxBlocksPerSm) of @p kernel on @p device.
+std::pair<int, int> Occupancy(int device, const void* kernel) {
+  LaunchState& s = State();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  for (const auto& e : s.occupancy) {
+    if (e.first.first == device && e.first.second == kernel) return e.second;
+  }
+  int sms = 0;
+  int per_sm = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlockSize, 0));
+  if (per_sm > kMaxBlocksPerSm) per_sm = kMaxBlocksPerSm;
+  s.occupancy.push_back({{device, kernel}, {sms, per_sm}});
+  return {sms, per_sm};
+}
+
+/// The ticket counter of @p stream on @p device, or null when every slot is taken.
+unsigned int* TicketSlot(int device, cudaStream_t stream) {
+  LaunchState& s = State();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  unsigned int* base = nullptr;
+  for (const auto& e : s.tickets_base) {
+    if (e.first == device) base = e.second;
+  }
+  if (base == nullptr) {
+    void* p = nullptr;
+    CUDA_CHECK(cudaGetSymbolAddress(&p, g_finish_tickets));
+    base = static_cast<unsigned int*>(p);
+    s.tickets_base.push_back({device, base});
+  }
+  int count = 0;
+  for (const auto& e : s.slots) {
+    if (e.first.first != device) continue;
+    if (e.first.second == stream) return base + e.second;
+    ++count;
+  }
+  if (count >= kCounterSlots) return nullptr;
+  s.slots.push_back({{device, stream}, count});
+  return base + count;
+}
+
+template <typename T, int kElems, int kLoads>
+void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
+            std::size_t temp_bytes, cudaStream_t stream) {
+  using Key = KeyOf<T>;
+  if (n == 0) {
+    throw std::invalid_argument("ch01::optimized::MinMax: the min/max of 0 elements is undefined");
+  }
+  if (d_temp == nullptr || temp_bytes < MinMaxTempBytes<T>(n)) {
+    throw std::invalid_argument("ch01::optimized::MinMax: scratch of " +
+                                std::to_string(temp_bytes) + " bytes, needs " +
+                                std::to_string(MinMaxTempBytes<T>(n)));
+  }
+  // The grid maths: head/body/tail around the first 16-byte boundary, then enough blocks to
+  // fill the GPU, never more than there are chunks of work.
+  AlignedSplit split{0, n, 0};
+  if (kElems > 1) split = SplitAtAlignment(reinterpret_cast<std::uintptr_t>(d_in), n, sizeof(T));
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  auto kernel = MinMaxSinglePassKernel<T, kElems, kLoads>;
+  const auto [sms, per_sm] = Occupancy(device, reinterpret_cast<const void*>(kernel));
+  const unsigned blocks = GridBlocks(split.vectors, kLoads, sms, per_sm);
+  auto* partial_min = static_cast<Key*>(d_temp);
+  Key* partial_max = partial_min + kMaxGridBlocks;
+  unsigned int* tickets = TicketSlot(device, stream);
+  if (tickets == nullptr) {
+    // More streams than slots: fall back to a counter in the scratch, zeroed on the stream.
+    tickets = reinterpret_cast<unsigned int*>(partial_max + kMaxGridBlocks);
+    CUDA_CHECK(cudaMemsetAsync(tickets, 0, sizeof(unsigned int), stream));
+  }
+  kernel<<<blocks, kBlockSize, 0, stream>>>(d_in, split.head, split.vectors, split.tail,
+                                            partial_min, partial_max, tickets, d_result);
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+}  // namespace
+
+template <typename T>
+std::size_t MinMaxTempBytes(std::size_t /*n*/) {
+  return 2 * static_cast<std::size_t>(kMaxGridBlocks) * sizeof(KeyOf<T>) + 16;
+}
+
+template <typename T>
+void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
+            std::size_t temp_bytes, cudaStream_t stream) {
+  Launch<T, 16 / sizeof(T), kUnroll>(d_in, n, d_result, d_temp, temp_bytes, stream);
+}
+
+template <typename T>
+void MinMaxStage(Stage stage, const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
+                 std::size_t temp_bytes, cudaStream_t stream) {
+  switch (stage) {
+    case Stage::kScalarLoads:
+      Launch<T, 1, 1>(d_in, n, d_result, d_temp, temp_bytes, stream);
+      return;
+    case Stage::kVectorLoads:
+      Launch<T, 16 / sizeof(T), 1>(d_in, n, d_result, d_temp, temp_bytes, stream);
+      return;
+    case Stage::kFinal:
+      MinMax(d_in, n, d_result, d_temp, temp_bytes, stream);
+      return;
+  }
+  throw std::invalid_argument("ch01::optimized::MinMaxStage: unknown stage");
+}
+
+/// @cond INSTANTIATIONS
+#define CH01_OPTIMIZED_INSTANTIATE(T)                                                            \
+  template std::size_t MinMaxTempBytes<T>(std::size_t);                                          \
+  template void MinMax<T>(const T*, std::size_t, MinMaxPair<T>*, void*, std::size_t,             \
+                          cudaStream_t);                                                         \
+  template void MinMaxStage<T>(Stage, const T*, std::size_t, MinMaxPair<T>*, void*, std::size_t, \
+                               cudaStream_t);
+CH01_OPTIMIZED_INSTANTIATE(float)
+CH01_OPTIMIZED_INSTANTIATE(double)
+CH01_OPTIMIZED_INSTANTIATE(std::int32_t)
+CH01_OPTIMIZED_INSTANTIATE(std::uint32_t)
+#undef CH01_OPTIMIZED_INSTANTIATE
+/// @endcond
+
+}  // namespace ch01::optimized
