@@ -2,7 +2,8 @@
 # The GPU suite: on a machine with an NVIDIA GPU, builds with Ninja, runs every ctest label,
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over common/sanitize.args and
 # each chapter's sanitize.args (lines "<executable in build/bin> <args>", or a path relative to the
-# build dir such as tests/common_gpu_tests, run with its arguments as listed), and the benchmark sweep of each chapter's bench.args. Writes logs and CSV under
+# build dir such as tests/common_gpu_tests, run with its arguments as listed; leading VAR=value
+# words set the environment of that run; STAGED_SKIP_PEAKS=1 unless a line says otherwise), and the benchmark sweep of each chapter's bench.args. Writes logs and CSV under
 # OUTDIR and prints a short pass/fail table last.
 #
 # Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
@@ -78,6 +79,8 @@ fi
 # --- compute-sanitizer ------------------------------------------------------------------------
 sanitize_one() {  # tool chapter index exe args...
   local tool=$1 chapter=$2 idx=$3; shift 3
+  local vars=(STAGED_SKIP_PEAKS=1)
+  while [[ "$1" =~ ^[A-Z_][A-Z0-9_]*= ]]; do vars+=("$1"); shift; done  # VAR=value prefixes
   local exe=$1; shift
   local log="$out/logs/sanitize_${chapter}_${idx}_${tool}.log"
   local args=() input=/dev/null
@@ -85,10 +88,10 @@ sanitize_one() {  # tool chapter index exe args...
     if [[ "$1" == "<" ]]; then input="$root/$2"; shift 2; else args+=("$1"); shift; fi
   done
   if [[ "$exe" == */* ]]; then  # a test binary, relative to the build dir: run as listed
-    STAGED_SKIP_PEAKS=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    env "${vars[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
       --print-limit 20 "$root/$build/$exe" "${args[@]}" <"$input" >"$log" 2>&1
   else
-    STAGED_SKIP_PEAKS=1 compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    env "${vars[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
       --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
       <"$input" >"$log" 2>&1
   fi
