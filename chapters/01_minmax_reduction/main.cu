@@ -280,6 +280,7 @@ int Dispatch(const staged::RunContext& ctx, const ChapterOptions& copt) {
 
 }  // namespace
 
+/// Entry point: chapter flags, then the benchmark or the crossover sweep for `--type`.
 int main(int argc, char** argv) {
   return staged::RunMain(argc, argv, [](int argc, char** argv) -> int {
     staged::CliDefaults defaults;
