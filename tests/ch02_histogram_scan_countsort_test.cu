@@ -134,8 +134,8 @@ TEST(Arguments, ShortScratchAndHugeSizesThrow) {
 // ---------------------------------------------------------------------------------------------
 // GPU tests: one body per operation, every variant.
 
-using HistogramFn = void (*)(const std::uint8_t*, std::size_t, std::uint32_t*, void*,
-                             std::size_t, cudaStream_t);
+using HistogramFn = void (*)(const std::uint8_t*, std::size_t, std::uint32_t*, void*, std::size_t,
+                             cudaStream_t);
 using HistogramTempFn = std::size_t (*)(std::size_t);
 using SortFn = void (*)(const std::uint8_t*, std::uint8_t*, std::size_t, void*, std::size_t,
                         cudaStream_t);
@@ -181,11 +181,16 @@ std::vector<std::uint8_t> MakeInput(std::size_t n, Dist dist) {
 
 const char* DistName(Dist d) {
   switch (d) {
-    case Dist::kUniform: return "Uniform";
-    case Dist::kEqual: return "Equal";
-    case Dist::kTwoValues: return "TwoValues";
-    case Dist::kSkewed: return "Skewed";
-    case Dist::kFew: return "Few";
+    case Dist::kUniform:
+      return "Uniform";
+    case Dist::kEqual:
+      return "Equal";
+    case Dist::kTwoValues:
+      return "TwoValues";
+    case Dist::kSkewed:
+      return "Skewed";
+    case Dist::kFew:
+      return "Few";
   }
   return "?";
 }
@@ -206,8 +211,8 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 void CheckVariant(const Variant& v, const std::vector<std::uint8_t>& in, std::size_t in_shift,
                   std::size_t out_shift) {
   const std::size_t n = in.size();
-  const std::string where = std::string(v.name) + " n = " + std::to_string(n) + " seed " +
-                            std::to_string(kTestSeed);
+  const std::string where =
+      std::string(v.name) + " n = " + std::to_string(n) + " seed " + std::to_string(kTestSeed);
   staged::DeviceBuffer<std::uint8_t> d_in(n + in_shift);
   if (n > 0) {
     CUDA_CHECK(cudaMemcpy(d_in.data() + in_shift, in.data(), n, cudaMemcpyHostToDevice));
@@ -299,9 +304,12 @@ struct ScanVariant {
 template <typename T>
 ScanVariant<T> GetScan(int variant) {
   switch (variant) {
-    case 0: return {naive::ExclusiveScan<T>, naive::ExclusiveScanTempBytes<T>, false};
-    case 1: return {optimized::ExclusiveScan<T>, optimized::ExclusiveScanTempBytes<T>, true};
-    default: return {library::ExclusiveScan<T>, library::ExclusiveScanTempBytes<T>, false};
+    case 0:
+      return {naive::ExclusiveScan<T>, naive::ExclusiveScanTempBytes<T>, false};
+    case 1:
+      return {optimized::ExclusiveScan<T>, optimized::ExclusiveScanTempBytes<T>, true};
+    default:
+      return {library::ExclusiveScan<T>, library::ExclusiveScanTempBytes<T>, false};
   }
 }
 
@@ -341,8 +349,8 @@ void CheckScan(int variant, std::size_t n) {
   }
 }
 
-class ExclusiveScanSizes
-    : public staged::testing::GpuTestWithParam<std::tuple<int, std::size_t>> {};
+class ExclusiveScanSizes : public staged::testing::GpuTestWithParam<std::tuple<int, std::size_t>> {
+};
 
 TEST_P(ExclusiveScanSizes, DifferencesReproduceInput) {
   const auto [variant, n] = GetParam();
@@ -350,17 +358,17 @@ TEST_P(ExclusiveScanSizes, DifferencesReproduceInput) {
   CheckScan<std::int32_t>(variant, n);
 }
 
-constexpr std::size_t kScanSizes[] = {0,    1,    2,       255,     256,    257,
-                                      1023, 1024, 1025,    4095,    65537,  1000003,
-                                      1048577, 1050625, (1u << 24) + 1};
+constexpr std::size_t kScanSizes[] = {0,     1,       2,       255,     256,
+                                      257,   1023,    1024,    1025,    4095,
+                                      65537, 1000003, 1048577, 1050625, (1u << 24) + 1};
 
-INSTANTIATE_TEST_SUITE_P(
-    Ch02, ExclusiveScanSizes,
-    ::testing::Combine(::testing::Values(0, 1, 2), ::testing::ValuesIn(kScanSizes)),
-    [](const ::testing::TestParamInfo<std::tuple<int, std::size_t>>& info) {
-      return std::string(kVariants[std::get<0>(info.param)].name) + "N" +
-             std::to_string(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Ch02, ExclusiveScanSizes,
+                         ::testing::Combine(::testing::Values(0, 1, 2),
+                                            ::testing::ValuesIn(kScanSizes)),
+                         [](const ::testing::TestParamInfo<std::tuple<int, std::size_t>>& info) {
+                           return std::string(kVariants[std::get<0>(info.param)].name) + "N" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
 
 TEST(HistogramDeterminism, OptimizedSortIsBitIdenticalAcrossRuns) {
   STAGED_REQUIRE_GPU();

@@ -81,7 +81,8 @@ TEST(StdinReader, RejectsLengthOverTheLimit) {
 TEST(StdinReader, LimitIsTheSeeds) { EXPECT_EQ(kMaxInputBytes, 537000000u); }
 
 TEST(StdinReader, RejectsTruncatedPayload) {
-  ExpectRejected(Concat(Header(10), {1, 2, 3}), "truncated payload: the header says n = 10 but only 3");
+  ExpectRejected(Concat(Header(10), {1, 2, 3}),
+                 "truncated payload: the header says n = 10 but only 3");
   ExpectRejected(Header(1), "only 0 bytes");
 }
 

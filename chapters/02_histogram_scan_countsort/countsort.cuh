@@ -39,6 +39,36 @@ constexpr std::size_t AlignTemp(std::size_t bytes) {
   return (bytes + kTempAlignment - 1) / kTempAlignment * kTempAlignment;
 }
 
+/// The scratch of a counting sort, carved from the caller's buffer as
+/// [256 counts | 256 run starts | scratch of the scan of the counts].
+struct SortScratch {
+  std::uint32_t* hist;          ///< 256 counts
+  std::uint32_t* offsets;       ///< 256 run starts (exclusive scan of `hist`)
+  void* scan_temp;              ///< scratch of that scan
+  std::size_t scan_temp_bytes;  ///< size of `scan_temp`
+};
+
+/// Bytes of one 256-entry table of counts, rounded to `kTempAlignment`.
+inline constexpr std::size_t kCountsBytes = AlignTemp(kNumBins * sizeof(std::uint32_t));
+
+/// Bytes of a `SortScratch` whose scan needs @p scan_temp_bytes.
+/// @param[in] scan_temp_bytes scratch of the 256-element scan
+/// @return total scratch bytes of the sort
+constexpr std::size_t SortScratchBytes(std::size_t scan_temp_bytes) {
+  return 2 * kCountsBytes + scan_temp_bytes;
+}
+
+/// Splits @p d_temp (at least `SortScratchBytes(scan_temp_bytes)` bytes) into a `SortScratch`.
+/// @param[in] d_temp device scratch
+/// @param[in] scan_temp_bytes scratch of the 256-element scan
+/// @return the pieces
+inline SortScratch CarveSortScratch(void* d_temp, std::size_t scan_temp_bytes) {
+  auto* base = static_cast<unsigned char*>(d_temp);
+  return {reinterpret_cast<std::uint32_t*>(base),
+          reinterpret_cast<std::uint32_t*>(base + kCountsBytes), base + 2 * kCountsBytes,
+          scan_temp_bytes};
+}
+
 /// Shared-memory banks on every GPU this tutorial targets (sm_80, sm_90).
 inline constexpr int kNumBanks = 32;
 /// log2(`kNumBanks`).

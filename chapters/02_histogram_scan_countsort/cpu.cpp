@@ -52,8 +52,10 @@ void ExclusiveScan(const T* in, T* out, std::size_t n) {
   }
 }
 
+/// @cond INSTANTIATIONS
 template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t);
 template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t);
+/// @endcond
 
 void CountingSort(const std::uint8_t* in, std::uint8_t* out, std::size_t n) {
   std::uint32_t hist[kNumBins];

@@ -28,10 +28,10 @@ std::size_t Rounded(std::size_t bytes) { return AlignTemp(bytes > 0 ? bytes : 1)
 
 std::size_t HistogramTempBytes(std::size_t n) {
   std::size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
-      nullptr, bytes, static_cast<const std::uint8_t*>(nullptr),
-      static_cast<std::uint32_t*>(nullptr), kLevels, kLowerLevel, kUpperLevel,
-      static_cast<std::int64_t>(n)));
+  CUDA_CHECK(
+      cub::DeviceHistogram::HistogramEven(nullptr, bytes, static_cast<const std::uint8_t*>(nullptr),
+                                          static_cast<std::uint32_t*>(nullptr), kLevels,
+                                          kLowerLevel, kUpperLevel, static_cast<std::int64_t>(n)));
   return Rounded(bytes);
 }
 
@@ -63,12 +63,14 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
   CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_temp, temp_bytes, d_in, d_out, n, stream));
 }
 
+/// @cond INSTANTIATIONS
 template std::size_t ExclusiveScanTempBytes<std::uint32_t>(std::size_t);
 template std::size_t ExclusiveScanTempBytes<std::int32_t>(std::size_t);
-template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t,
-                                           void*, std::size_t, cudaStream_t);
+template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t, void*,
+                                           std::size_t, cudaStream_t);
 template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t, void*,
                                           std::size_t, cudaStream_t);
+/// @endcond
 
 std::size_t CountingSortTempBytes(std::size_t n) {
   std::size_t bytes = 0;

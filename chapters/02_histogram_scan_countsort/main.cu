@@ -8,9 +8,9 @@
  * `ch02_naive --n 1M`, `ch02_optimized --scan --n 2^24` (adds the scan rows, 32-bit elements),
  * `ch02_optimized --stdin < in.bin > out.bin`.
  */
+#include <algorithm>
 #include <cstdint>
 #include <iostream>
-#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,8 +32,8 @@ constexpr const char* kChapter = "02_histogram_scan_countsort";
 constexpr bool kIsOptimized = std::string_view(STAGED_VARIANT) == "optimized";
 
 // A histogram or sort launcher with its scratch query, as declared in countsort.cuh.
-using HistogramFn = void (*)(const std::uint8_t*, std::size_t, std::uint32_t*, void*,
-                             std::size_t, cudaStream_t);
+using HistogramFn = void (*)(const std::uint8_t*, std::size_t, std::uint32_t*, void*, std::size_t,
+                             cudaStream_t);
 using ScanFn = void (*)(const std::uint32_t*, std::uint32_t*, std::size_t, void*, std::size_t,
                         cudaStream_t);
 
@@ -93,10 +93,10 @@ int Run(int argc, char** argv) {
     stages.push_back({"optimized", ch02::optimized::Histogram, ch02::optimized::CountingSort,
                       ch02::optimized::ExclusiveScan<std::uint32_t>,
                       ch02::optimized::CountingSortTempBytes(n)});
-    stages.push_back({"library", ch02::library::Histogram, ch02::library::CountingSort,
-                      ch02::library::ExclusiveScan<std::uint32_t>,
-                      std::max(ch02::library::CountingSortTempBytes(n),
-                               ch02::library::HistogramTempBytes(n))});
+    stages.push_back(
+        {"library", ch02::library::Histogram, ch02::library::CountingSort,
+         ch02::library::ExclusiveScan<std::uint32_t>,
+         std::max(ch02::library::CountingSortTempBytes(n), ch02::library::HistogramTempBytes(n))});
   }
   std::size_t temp_bytes = 0;
   for (const Stage& s : stages) {
@@ -153,15 +153,14 @@ int Run(int argc, char** argv) {
         hist_bytes, staged::Verified::kReference, "cpu:histogram", "naive:histogram",
         "library:cub-histogram");
     add("cpu",
-        staged::TimeCpu(cpu_opt,
-                        [&] { ch02::cpu::CountingSort(h_in.data(), sorted.data(), n); }),
+        staged::TimeCpu(cpu_opt, [&] { ch02::cpu::CountingSort(h_in.data(), sorted.data(), n); }),
         sort_bytes, staged::Verified::kReference, "", "", "");
   }
 
   for (const Stage& s : stages) {
     const bool is_library = std::string(s.variant) == "library";
-    const std::string hist_row = is_library ? "library:cub-histogram"
-                                            : std::string(s.variant) + ":histogram";
+    const std::string hist_row =
+        is_library ? "library:cub-histogram" : std::string(s.variant) + ":histogram";
     const std::string sort_row = is_library ? "library:cub-radix-sort" : s.variant;
     // Run once and verify, then time.
     staged::Verified hist_ok = staged::Verified::kSkipped;
@@ -198,8 +197,9 @@ int Run(int argc, char** argv) {
     staged::DeviceBuffer<std::uint32_t> d_counts(h_counts);
     staged::DeviceBuffer<std::uint32_t> d_scan(n);
     for (const Stage& s : stages) {
-      const std::string name = std::string(s.variant) == "library" ? "library:cub-scan"
-                                                                   : std::string(s.variant) + ":scan";
+      const std::string name = std::string(s.variant) == "library"
+                                   ? "library:cub-scan"
+                                   : std::string(s.variant) + ":scan";
       staged::Verified ok = staged::Verified::kSkipped;
       d_scan.FillBytes(0xFF);
       s.scan(d_counts.data(), d_scan.data(), n, d_temp.data(), temp_bytes, nullptr);
@@ -220,4 +220,5 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
+/// Entry point: benchmark mode (verified table of every variant) or the --stdin filter.
 int main(int argc, char** argv) { return staged::RunMain(argc, argv, Run); }

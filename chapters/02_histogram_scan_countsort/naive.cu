@@ -82,8 +82,8 @@ __global__ void ShiftRightKernel(const T* __restrict__ in, T* __restrict__ out, 
  * @param[in] distance 2^step
  */
 template <typename T>
-__global__ void HillisSteeleStepKernel(const T* __restrict__ in, T* __restrict__ out,
-                                       std::size_t n, std::size_t distance) {
+__global__ void HillisSteeleStepKernel(const T* __restrict__ in, T* __restrict__ out, std::size_t n,
+                                       std::size_t distance) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
@@ -153,34 +153,27 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
   }
 }
 
+/// @cond INSTANTIATIONS
 template std::size_t ExclusiveScanTempBytes<std::uint32_t>(std::size_t);
 template std::size_t ExclusiveScanTempBytes<std::int32_t>(std::size_t);
-template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t,
-                                           void*, std::size_t, cudaStream_t);
+template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t, void*,
+                                           std::size_t, cudaStream_t);
 template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t, void*,
                                           std::size_t, cudaStream_t);
-
-namespace {
-// Scratch layout of CountingSort: [histogram | offsets | scan scratch].
-constexpr std::size_t kCountsBytes = AlignTemp(kNumBins * sizeof(std::uint32_t));
-}  // namespace
+/// @endcond
 
 std::size_t CountingSortTempBytes(std::size_t /*n*/) {
-  return 2 * kCountsBytes + ExclusiveScanTempBytes<std::uint32_t>(kNumBins);
+  return SortScratchBytes(ExclusiveScanTempBytes<std::uint32_t>(kNumBins));
 }
 
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
                   std::size_t temp_bytes, cudaStream_t stream) {
   CheckArguments("naive::CountingSort", n, d_temp, temp_bytes, CountingSortTempBytes(n));
   if (n == 0) return;
-  auto* base = static_cast<unsigned char*>(d_temp);
-  auto* d_hist = reinterpret_cast<std::uint32_t*>(base);
-  auto* d_offsets = reinterpret_cast<std::uint32_t*>(base + kCountsBytes);
-  void* d_scan_temp = base + 2 * kCountsBytes;
-  Histogram(d_in, n, d_hist, nullptr, 0, stream);
-  ExclusiveScan<std::uint32_t>(d_hist, d_offsets, kNumBins, d_scan_temp,
-                               ExclusiveScanTempBytes<std::uint32_t>(kNumBins), stream);
-  AtomicScatterKernel<<<GridFor(n), kBlockSize, 0, stream>>>(d_in, n, d_offsets, d_out);
+  const SortScratch s = CarveSortScratch(d_temp, ExclusiveScanTempBytes<std::uint32_t>(kNumBins));
+  Histogram(d_in, n, s.hist, nullptr, 0, stream);
+  ExclusiveScan<std::uint32_t>(s.hist, s.offsets, kNumBins, s.scan_temp, s.scan_temp_bytes, stream);
+  AtomicScatterKernel<<<GridFor(n), kBlockSize, 0, stream>>>(d_in, n, s.offsets, d_out);
   CUDA_CHECK_LAST_LAUNCH();
 }
 

@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
@@ -115,9 +116,8 @@ __device__ __forceinline__ void CountVector(std::uint32_t* table, std::uint32_t&
  * @param[in,out] hist 256 global counters
  */
 __global__ void __launch_bounds__(kHistBlockSize)
-    PrivatizedHistogramKernel(const std::uint8_t* __restrict__ in, std::size_t n,
-                              std::size_t head, std::size_t num_vec,
-                              std::uint32_t* __restrict__ hist) {
+    PrivatizedHistogramKernel(const std::uint8_t* __restrict__ in, std::size_t n, std::size_t head,
+                              std::size_t num_vec, std::uint32_t* __restrict__ hist) {
   __shared__ std::uint32_t tables[kHistWarps][kNumBins];
   for (int i = threadIdx.x; i < kHistWarps * kNumBins; i += kHistBlockSize) {
     tables[i / kNumBins][i % kNumBins] = 0;
@@ -322,7 +322,8 @@ __global__ void __launch_bounds__(kFillBlockSize)
     __stcs(vec + w, word);
   }
   const std::size_t tail_start = head + num_vec * 16;
-  if (tid < head) out[tid] = static_cast<std::uint8_t>(BinOf(start, static_cast<std::uint32_t>(tid)));
+  if (tid < head)
+    out[tid] = static_cast<std::uint8_t>(BinOf(start, static_cast<std::uint32_t>(tid)));
   if (tid < n - tail_start) {
     const auto p = static_cast<std::uint32_t>(tail_start + tid);
     out[p] = static_cast<std::uint8_t>(BinOf(start, p));
@@ -343,24 +344,31 @@ Split SplitAt16(const void* ptr, std::size_t n) {
   return {head, (n - head) / 16};
 }
 
+// Devices whose resident-grid size is cached (more are queried on every call).
+constexpr int kCachedDevices = 64;
+
 // Blocks for a grid-stride kernel: as many as can be resident at once, but no more than the
-// work needs (at least one).
+// work needs (at least one). The occupancy query costs microseconds, as long as the kernel
+// itself at small n, so its result is cached per kernel and device.
 template <typename Kernel>
 unsigned ResidentGrid(Kernel kernel, int block_size, std::size_t items_per_block,
                       std::size_t items) {
+  static std::atomic<int> cached[kCachedDevices] = {};
   int device = 0;
-  int sms = 0;
-  int per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, 0));
-  const std::size_t resident = static_cast<std::size_t>(sms) * std::max(per_sm, 1);
+  int resident = device < kCachedDevices ? cached[device].load() : 0;
+  if (resident == 0) {
+    int sms = 0;
+    int per_sm = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, 0));
+    resident = sms * std::max(per_sm, 1);
+    if (device < kCachedDevices) cached[device].store(resident);
+  }
   const std::size_t needed = (items + items_per_block - 1) / items_per_block;
-  return static_cast<unsigned>(std::clamp<std::size_t>(needed, 1, resident));
+  return static_cast<unsigned>(
+      std::clamp<std::size_t>(needed, 1, static_cast<std::size_t>(resident)));
 }
-
-// Scratch layout of CountingSort: [histogram | offsets | scan scratch].
-constexpr std::size_t kCountsBytes = AlignTemp(kNumBins * sizeof(std::uint32_t));
 
 }  // namespace
 
@@ -374,8 +382,8 @@ void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, v
   const Split split = SplitAt16(d_in, n);
   const unsigned grid = ResidentGrid(PrivatizedHistogramKernel, kHistBlockSize,
                                      std::size_t{kHistBlockSize} * kHistUnroll, split.num_vec);
-  PrivatizedHistogramKernel<<<grid, kHistBlockSize, 0, stream>>>(d_in, n, split.head,
-                                                                 split.num_vec, d_hist);
+  PrivatizedHistogramKernel<<<grid, kHistBlockSize, 0, stream>>>(d_in, n, split.head, split.num_vec,
+                                                                 d_hist);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -411,31 +419,30 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
   CUDA_CHECK_LAST_LAUNCH();
 }
 
+/// @cond INSTANTIATIONS
 template std::size_t ExclusiveScanTempBytes<std::uint32_t>(std::size_t);
 template std::size_t ExclusiveScanTempBytes<std::int32_t>(std::size_t);
-template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t,
-                                           void*, std::size_t, cudaStream_t);
+template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t, void*,
+                                           std::size_t, cudaStream_t);
 template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t, void*,
                                           std::size_t, cudaStream_t);
+/// @endcond
 
 std::size_t CountingSortTempBytes(std::size_t /*n*/) {
-  return 2 * kCountsBytes + ExclusiveScanTempBytes<std::uint32_t>(kNumBins);
+  return SortScratchBytes(ExclusiveScanTempBytes<std::uint32_t>(kNumBins));
 }
 
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
                   std::size_t temp_bytes, cudaStream_t stream) {
   CheckArguments("optimized::CountingSort", n, d_temp, temp_bytes, CountingSortTempBytes(n));
   if (n == 0) return;
-  auto* base = static_cast<unsigned char*>(d_temp);
-  auto* d_hist = reinterpret_cast<std::uint32_t*>(base);
-  auto* d_offsets = reinterpret_cast<std::uint32_t*>(base + kCountsBytes);
-  Histogram(d_in, n, d_hist, nullptr, 0, stream);
-  ExclusiveScan<std::uint32_t>(d_hist, d_offsets, kNumBins, base + 2 * kCountsBytes,
-                               ExclusiveScanTempBytes<std::uint32_t>(kNumBins), stream);
+  const SortScratch s = CarveSortScratch(d_temp, ExclusiveScanTempBytes<std::uint32_t>(kNumBins));
+  Histogram(d_in, n, s.hist, nullptr, 0, stream);
+  ExclusiveScan<std::uint32_t>(s.hist, s.offsets, kNumBins, s.scan_temp, s.scan_temp_bytes, stream);
   const Split split = SplitAt16(d_out, n);
   const unsigned grid =
       ResidentGrid(WriteRunsKernel, kFillBlockSize, std::size_t{kFillBlockSize} * 4, split.num_vec);
-  WriteRunsKernel<<<grid, kFillBlockSize, 0, stream>>>(d_offsets, n, split.head, split.num_vec,
+  WriteRunsKernel<<<grid, kFillBlockSize, 0, stream>>>(s.offsets, n, split.head, split.num_vec,
                                                        d_out);
   CUDA_CHECK_LAST_LAUNCH();
 }

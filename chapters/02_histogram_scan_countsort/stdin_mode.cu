@@ -88,8 +88,8 @@ void DownloadThroughPinned(const unsigned char* device, unsigned char* host, std
   }
 }
 
-int RunStdinMode(std::FILE* in, std::FILE* out, std::ostream& log, const char* program,
-                 SortFn sort, SortTempFn sort_temp, bool verify) {
+int RunStdinMode(std::FILE* in, std::FILE* out, std::ostream& log, const char* program, SortFn sort,
+                 SortTempFn sort_temp, bool verify) {
   // 1. Host only: the whole stream is validated before the GPU is touched.
   auto t0 = std::chrono::steady_clock::now();
   SeedInput input = ReadSeedFile(in);
@@ -99,8 +99,9 @@ int RunStdinMode(std::FILE* in, std::FILE* out, std::ostream& log, const char* p
   // 2. The GPU, and room for input, output and scratch on it, before any allocation.
   const staged::DeviceInfo device = staged::RequireGpu();
   const std::size_t temp_bytes = sort_temp(n);
-  staged::RequireDeviceMemory(2 * n + temp_bytes, "--stdin: " + std::to_string(n) +
-                                                      " input bytes, their sorted copy and scratch");
+  staged::RequireDeviceMemory(
+      2 * n + temp_bytes,
+      "--stdin: " + std::to_string(n) + " input bytes, their sorted copy and scratch");
   staged::Stream stream;
   staged::DeviceBuffer<std::uint8_t> d_in(n);
   staged::DeviceBuffer<std::uint8_t> d_out(n);
@@ -123,8 +124,9 @@ int RunStdinMode(std::FILE* in, std::FILE* out, std::ostream& log, const char* p
   DownloadThroughPinned(d_out.data(), input.bytes.get(), n, stream.get());
   const double download_ms = MsSince(t0);
   if (verify && !IsSortedRuns(input.bytes.get(), n, hist)) {
-    throw staged::VerificationError("--stdin: the device output is not the sorted input; "
-                                    "nothing was written");
+    throw staged::VerificationError(
+        "--stdin: the device output is not the sorted input; "
+        "nothing was written");
   }
 
   t0 = std::chrono::steady_clock::now();
@@ -134,9 +136,8 @@ int RunStdinMode(std::FILE* in, std::FILE* out, std::ostream& log, const char* p
 
   log << program << " --stdin: n = " << n << " bytes on " << device.name << "; read " << read_ms
       << " ms, upload " << upload_ms << " ms, sort " << sort_ms << " ms device ("
-      << staged::GigabytesPerSecond(2.0 * n, sort_ms) << " GB/s over 2n), download "
-      << download_ms << " ms, write " << write_ms << " ms; verified: "
-      << (verify ? "yes" : "skipped") << "\n";
+      << staged::GigabytesPerSecond(2.0 * n, sort_ms) << " GB/s over 2n), download " << download_ms
+      << " ms, write " << write_ms << " ms; verified: " << (verify ? "yes" : "skipped") << "\n";
   return staged::kExitOk;
 }
 

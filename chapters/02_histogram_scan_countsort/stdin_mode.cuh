@@ -56,7 +56,7 @@ void DownloadThroughPinned(const unsigned char* device, unsigned char* host, std
  * @param[in] verify whether to check the result before writing it
  * @return 0; errors are thrown (`staged::InputError`, `staged::VerificationError`, ...)
  */
-int RunStdinMode(std::FILE* in, std::FILE* out, std::ostream& log, const char* program,
-                 SortFn sort, SortTempFn sort_temp, bool verify);
+int RunStdinMode(std::FILE* in, std::FILE* out, std::ostream& log, const char* program, SortFn sort,
+                 SortTempFn sort_temp, bool verify);
 
 }  // namespace ch02::io

@@ -29,18 +29,18 @@ std::size_t ReadFully(const ReadFn& read, unsigned char* dst, std::size_t want) 
 
 std::uint64_t DecodeHeader(const unsigned char* header, std::uint64_t max_n) {
   // Assemble little-endian explicitly, so the result does not depend on the host's byte order.
-  const std::uint32_t raw = static_cast<std::uint32_t>(header[0]) |
-                            static_cast<std::uint32_t>(header[1]) << 8 |
-                            static_cast<std::uint32_t>(header[2]) << 16 |
-                            static_cast<std::uint32_t>(header[3]) << 24;
+  const std::uint32_t raw =
+      static_cast<std::uint32_t>(header[0]) | static_cast<std::uint32_t>(header[1]) << 8 |
+      static_cast<std::uint32_t>(header[2]) << 16 | static_cast<std::uint32_t>(header[3]) << 24;
   if (raw & 0x80000000u) {
     const std::int64_t value = static_cast<std::int64_t>(raw) - (std::int64_t{1} << 32);
     throw staged::InputError("negative length " + std::to_string(value) +
                              " in the 4-byte header (n must be >= 0)");
   }
   if (raw > max_n) {
-    throw staged::InputError("length " + std::to_string(raw) + " in the header exceeds the limit of " +
-                             std::to_string(max_n) + " bytes");
+    throw staged::InputError("length " + std::to_string(raw) +
+                             " in the header exceeds the limit of " + std::to_string(max_n) +
+                             " bytes");
   }
   return raw;
 }
@@ -62,9 +62,8 @@ SeedInput ReadSeedStream(const ReadFn& read, std::uint64_t max_n) {
     input.bytes.reset(new unsigned char[input.n]);
     const std::size_t payload = ReadFully(read, input.bytes.get(), input.n);
     if (payload < input.n) {
-      throw staged::InputError("truncated payload: the header says n = " +
-                               std::to_string(input.n) + " but only " + std::to_string(payload) +
-                               " bytes follow it");
+      throw staged::InputError("truncated payload: the header says n = " + std::to_string(input.n) +
+                               " but only " + std::to_string(payload) + " bytes follow it");
     }
   }
   unsigned char extra = 0;

@@ -42,8 +42,8 @@ using ReadFn = std::function<std::size_t(unsigned char* dst, std::size_t max_byt
 
 /// A validated input: n and the n payload bytes.
 struct SeedInput {
-  std::uint64_t n = 0;                    ///< number of payload bytes
-  std::unique_ptr<unsigned char[]> bytes; ///< the payload (null when n == 0)
+  std::uint64_t n = 0;                     ///< number of payload bytes
+  std::unique_ptr<unsigned char[]> bytes;  ///< the payload (null when n == 0)
 };
 
 /// Decodes the 4-byte little-endian header and checks 0 <= n <= @p max_n.
