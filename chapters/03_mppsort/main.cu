@@ -191,4 +191,7 @@ int Run(int argc, char** argv) {
 
 }  // namespace
 
+/// Runs the chapter driver; exit codes as in errors.hpp.
+/// @param[in] argc argument count
+/// @param[in] argv arguments
 int main(int argc, char** argv) { return staged::RunMain(argc, argv, Run); }
