@@ -71,6 +71,8 @@ MinMaxPair<T> RunOnGpu(const VariantEntry<T>& v, const std::vector<T>& host, std
   d_temp.FillBytes(0xA5);
   staged::DeviceBuffer<MinMaxPair<T>> d_result(1);
   d_result.FillBytes(0xFF);
+  // The copies and fills above ran on the legacy stream; @p stream may be non-blocking.
+  CUDA_CHECK(cudaDeviceSynchronize());
   v.run(d_buf.data() + offset, n, d_result.data(), d_temp.data(), d_temp.bytes(), stream);
   CUDA_CHECK(cudaStreamSynchronize(stream));
   CUDA_CHECK(cudaGetLastError());

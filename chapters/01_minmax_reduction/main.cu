@@ -211,7 +211,7 @@ int RunCrossover(const staged::RunContext& ctx, const ChapterOptions& copt) {
       stream.Synchronize();
     };
     // Verify the whole path once (input copied, kernel, result copied), then time.
-    d_result.FillBytes(0xFF);
+    d_result.FillBytes(0xFF, stream.get());  // same stream as the run: the poison lands first
     with_transfer();
     const staged::VerifyReport check = ComparePair(ref, h_result[0]);
     if (!check.ok) std::cerr << "optimized (n = " << n << "): " << check.Summary() << "\n";
