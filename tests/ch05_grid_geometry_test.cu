@@ -149,10 +149,10 @@ TEST_P(GridVariants, MatchesCpuProductExactly) {
   // a smaller "large" N to keep the test short.
   sizes.push_back(cfg.arrangement == Arrangement::kSingle && cfg.m < 8 ? 400 : 1024);
   for (int n : sizes) {
-    const auto a = ch05::SmallIntMatrix(static_cast<std::size_t>(n) * n,
-                                        staged::testing::kTestSeed);
-    const auto b = ch05::SmallIntMatrix(static_cast<std::size_t>(n) * n,
-                                        staged::testing::kTestSeed + 1);
+    const auto a =
+        ch05::SmallIntMatrix(static_cast<std::size_t>(n) * n, staged::testing::kTestSeed);
+    const auto b =
+        ch05::SmallIntMatrix(static_cast<std::size_t>(n) * n, staged::testing::kTestSeed + 1);
     std::vector<std::int32_t> expected(a.size());
     ch04::cpu::Matmul<std::int32_t>(a.data(), b.data(), expected.data(), n, n, n);
     staged::DeviceBuffer<std::int32_t> d_a(a);
@@ -184,8 +184,7 @@ TEST_F(GraphReplay, ReplaysTheSameProductTwice) {
   staged::DeviceBuffer<std::int32_t> d_b(b);
   staged::DeviceBuffer<std::int32_t> d_c(a.size());
   staged::Stream stream;
-  ch05::GraphMatmul graph(d_a.data(), d_b.data(), d_c.data(), n, cfg, Launch::kGraph,
-                          stream.get());
+  ch05::GraphMatmul graph(d_a.data(), d_b.data(), d_c.data(), n, cfg, Launch::kGraph, stream.get());
   EXPECT_EQ(graph.nodes(), ch05::LaunchesPerRun(n, cfg));
   for (int rep = 0; rep < 2; ++rep) {
     d_c.FillBytes(0xFF, stream.get());

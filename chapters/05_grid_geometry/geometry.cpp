@@ -39,9 +39,12 @@ std::int64_t TilesPerSide(std::int64_t n, const Config& cfg) {
 std::int64_t LaunchesPerRun(std::int64_t n, const Config& cfg) {
   const std::int64_t tiles = TilesPerSide(n, cfg);
   switch (cfg.arrangement) {
-    case Arrangement::kGrid2d: return (tiles + kMaxGridY - 1) / kMaxGridY;
-    case Arrangement::kGrid1d: return tiles;
-    case Arrangement::kSingle: return tiles * tiles;
+    case Arrangement::kGrid2d:
+      return (tiles + kMaxGridY - 1) / kMaxGridY;
+    case Arrangement::kGrid1d:
+      return tiles;
+    case Arrangement::kSingle:
+      return tiles * tiles;
   }
   return 0;
 }
@@ -49,9 +52,12 @@ std::int64_t LaunchesPerRun(std::int64_t n, const Config& cfg) {
 std::int64_t BlocksPerLaunch(std::int64_t n, const Config& cfg) {
   const std::int64_t tiles = TilesPerSide(n, cfg);
   switch (cfg.arrangement) {
-    case Arrangement::kGrid2d: return tiles * std::min(tiles, kMaxGridY);
-    case Arrangement::kGrid1d: return tiles;
-    case Arrangement::kSingle: return 1;
+    case Arrangement::kGrid2d:
+      return tiles * std::min(tiles, kMaxGridY);
+    case Arrangement::kGrid1d:
+      return tiles;
+    case Arrangement::kSingle:
+      return 1;
   }
   return 0;
 }
@@ -68,9 +74,15 @@ std::string VariantName(const Config& cfg, bool block_study) {
   if (block_study) return "block_" + std::to_string(cfg.m) + "x" + std::to_string(2 * cfg.m);
   std::string name = "grid_";
   switch (cfg.arrangement) {
-    case Arrangement::kGrid2d: name += "2d"; break;
-    case Arrangement::kGrid1d: name += "1d"; break;
-    case Arrangement::kSingle: name += "single"; break;
+    case Arrangement::kGrid2d:
+      name += "2d";
+      break;
+    case Arrangement::kGrid1d:
+      name += "1d";
+      break;
+    case Arrangement::kSingle:
+      name += "single";
+      break;
   }
   name += cfg.shape == Shape::kMxM ? "_mxm" : "_mx2m";
   name += cfg.memory == Memory::kGlobal ? "_global" : "_shared";
@@ -79,10 +91,14 @@ std::string VariantName(const Config& cfg, bool block_study) {
 
 std::string LaunchSuffix(Launch launch) {
   switch (launch) {
-    case Launch::kPlain: return "";
-    case Launch::kGraph: return "+graph";
-    case Launch::kGraphFork: return "+graph_fork";
-    case Launch::kPersistent: return "+persistent";
+    case Launch::kPlain:
+      return "";
+    case Launch::kGraph:
+      return "+graph";
+    case Launch::kGraphFork:
+      return "+graph_fork";
+    case Launch::kPersistent:
+      return "+persistent";
   }
   return "";
 }
@@ -153,8 +169,8 @@ staged::VerifyReport SampleCheck(const std::int32_t* a, const std::int32_t* b,
       report.ok = false;
       ++report.mismatches;
       if (report.first.size() < staged::kListedMismatches) {
-        report.first.push_back({static_cast<std::size_t>(idx), std::to_string(expected),
-                                std::to_string(c[idx])});
+        report.first.push_back(
+            {static_cast<std::size_t>(idx), std::to_string(expected), std::to_string(c[idx])});
       }
     }
   }

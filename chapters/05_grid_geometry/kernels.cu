@@ -74,10 +74,8 @@ __device__ void MxMSharedTile(const std::int32_t* a, const std::int32_t* b, std:
   std::int32_t acc = 0;
   for (int k0 = 0; k0 < n; k0 += kM) {
     // Outside A or B the tile holds zeros, which add nothing: this is what makes any N work.
-    tile_a[ty][tx] =
-        (row < n && k0 + tx < n) ? a[static_cast<std::int64_t>(row) * n + k0 + tx] : 0;
-    tile_b[ty][tx] =
-        (k0 + ty < n && col < n) ? b[static_cast<std::int64_t>(k0 + ty) * n + col] : 0;
+    tile_a[ty][tx] = (row < n && k0 + tx < n) ? a[static_cast<std::int64_t>(row) * n + k0 + tx] : 0;
+    tile_b[ty][tx] = (k0 + ty < n && col < n) ? b[static_cast<std::int64_t>(k0 + ty) * n + col] : 0;
     __syncthreads();  // both tiles complete before anyone reads them
 #pragma unroll
     for (int k = 0; k < kM; ++k) acc += tile_a[ty][k] * tile_b[k][tx];
@@ -94,8 +92,8 @@ __device__ void MxMSharedTile(const std::int32_t* a, const std::int32_t* b, std:
 /// @param[in] tile_x tile column  @param[in] tile_y tile row
 /// @pre blockDim = (2M, M); the tile has at least one element inside C.
 template <int kM>
-__device__ void Mx2MGlobalTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c,
-                               int n, int tile_x, int tile_y) {
+__device__ void Mx2MGlobalTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c, int n,
+                               int tile_x, int tile_y) {
   const int row = tile_y * 2 * kM + static_cast<int>(threadIdx.y);
   const int col = tile_x * 2 * kM + static_cast<int>(threadIdx.x);
   // Clamped as in MxMGlobalTile: out-of-range threads read valid memory and store nothing.
@@ -125,8 +123,8 @@ __device__ void Mx2MGlobalTile(const std::int32_t* a, const std::int32_t* b, std
 /// @param[in] tile_x tile column  @param[in] tile_y tile row
 /// @pre blockDim = (2M, M); every thread of the block calls this (it synchronises).
 template <int kM>
-__device__ void Mx2MSharedTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c,
-                               int n, int tile_x, int tile_y) {
+__device__ void Mx2MSharedTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c, int n,
+                               int tile_x, int tile_y) {
   __shared__ std::int32_t tile_a[2 * kM][kM];
   __shared__ std::int32_t tile_b[kM][2 * kM];
   const int tx = static_cast<int>(threadIdx.x);
@@ -145,9 +143,8 @@ __device__ void Mx2MSharedTile(const std::int32_t* a, const std::int32_t* b, std
     tile_a[a_r][a_c] = (row0 + a_r < n && k0 + a_c < n)
                            ? a[static_cast<std::int64_t>(row0 + a_r) * n + k0 + a_c]
                            : 0;
-    tile_b[ty][tx] = (k0 + ty < n && col0 + tx < n)
-                         ? b[static_cast<std::int64_t>(k0 + ty) * n + col0 + tx]
-                         : 0;
+    tile_b[ty][tx] =
+        (k0 + ty < n && col0 + tx < n) ? b[static_cast<std::int64_t>(k0 + ty) * n + col0 + tx] : 0;
     __syncthreads();  // both tiles complete before anyone reads them
 #pragma unroll
     for (int k = 0; k < kM; ++k) {
@@ -214,13 +211,18 @@ namespace {
 template <Shape kShape, Memory kMemory>
 KernelSet PickM(int m) {
   switch (m) {
-    case 1: return {MatmulTileKernel<kShape, kMemory, 1>, MatmulPersistentKernel<kShape, kMemory, 1>};
-    case 2: return {MatmulTileKernel<kShape, kMemory, 2>, MatmulPersistentKernel<kShape, kMemory, 2>};
-    case 4: return {MatmulTileKernel<kShape, kMemory, 4>, MatmulPersistentKernel<kShape, kMemory, 4>};
-    case 8: return {MatmulTileKernel<kShape, kMemory, 8>, MatmulPersistentKernel<kShape, kMemory, 8>};
+    case 1:
+      return {MatmulTileKernel<kShape, kMemory, 1>, MatmulPersistentKernel<kShape, kMemory, 1>};
+    case 2:
+      return {MatmulTileKernel<kShape, kMemory, 2>, MatmulPersistentKernel<kShape, kMemory, 2>};
+    case 4:
+      return {MatmulTileKernel<kShape, kMemory, 4>, MatmulPersistentKernel<kShape, kMemory, 4>};
+    case 8:
+      return {MatmulTileKernel<kShape, kMemory, 8>, MatmulPersistentKernel<kShape, kMemory, 8>};
     case 16:
       return {MatmulTileKernel<kShape, kMemory, 16>, MatmulPersistentKernel<kShape, kMemory, 16>};
-    default: return {nullptr, nullptr};
+    default:
+      return {nullptr, nullptr};
   }
 }
 

@@ -42,7 +42,8 @@ __global__ void MatmulTileKernel(const std::int32_t* a, const std::int32_t* b, s
  * @param[in] a A  @param[in] b B  @param[out] c C  @param[in] n the side N
  * @param[in] tiles tiles per side of C
  * @par Launch configuration
- * block `BlockDim(cfg)`; grid (tiles) to replace the 1-D loop, (1) to replace the single-block loop.
+ * block `BlockDim(cfg)`; grid (tiles) to replace the 1-D loop, (1) to replace the single-block
+ * loop.
  * @par Work
  * Exactly the tile work of `MatmulTileKernel`, without the launches between tiles.
  */

@@ -103,8 +103,12 @@ void Matmul(const std::int32_t* d_a, const std::int32_t* d_b, std::int32_t* d_c,
             const Config& cfg, Launch launch, cudaStream_t stream) {
   CheckArguments(n, cfg);
   switch (launch) {
-    case Launch::kPlain: LaunchPlain(d_a, d_b, d_c, n, cfg, stream); return;
-    case Launch::kPersistent: LaunchPersistent(d_a, d_b, d_c, n, cfg, stream); return;
+    case Launch::kPlain:
+      LaunchPlain(d_a, d_b, d_c, n, cfg, stream);
+      return;
+    case Launch::kPersistent:
+      LaunchPersistent(d_a, d_b, d_c, n, cfg, stream);
+      return;
     case Launch::kGraph:
     case Launch::kGraphFork: {
       GraphMatmul graph(d_a, d_b, d_c, n, cfg, launch, stream);
@@ -116,8 +120,8 @@ void Matmul(const std::int32_t* d_a, const std::int32_t* d_b, std::int32_t* d_c,
   }
 }
 
-GraphMatmul::GraphMatmul(const std::int32_t* d_a, const std::int32_t* d_b, std::int32_t* d_c,
-                         int n, const Config& cfg, Launch launch, cudaStream_t stream) {
+GraphMatmul::GraphMatmul(const std::int32_t* d_a, const std::int32_t* d_b, std::int32_t* d_c, int n,
+                         const Config& cfg, Launch launch, cudaStream_t stream) {
   CheckArguments(n, cfg);
   if (launch != Launch::kGraph && launch != Launch::kGraphFork) {
     throw std::invalid_argument("GraphMatmul needs Launch::kGraph or Launch::kGraphFork");

@@ -46,7 +46,8 @@ int Run(int argc, char** argv) {
   defaults.warmup = 2;
   defaults.cpu_reps = 1;
   staged::Cli cli("ch05_" STAGED_VARIANT,
-                  "int C = A·B, variant " STAGED_VARIANT " (grid arrangement x block shape x memory)",
+                  "int C = A·B, variant " STAGED_VARIANT
+                  " (grid arrangement x block shape x memory)",
                   defaults);
   std::int64_t m = 0;
   std::int64_t cpu_max_n = 1024;
@@ -135,12 +136,13 @@ int Run(int argc, char** argv) {
   const std::string own = STAGED_VARIANT;
   std::vector<ch05::Launch> launches = {ch05::Launch::kPlain};
   if (cfg.arrangement != ch05::Arrangement::kGrid2d) {
-    launches.insert(launches.end(), {ch05::Launch::kGraph, ch05::Launch::kGraphFork,
-                                     ch05::Launch::kPersistent});
+    launches.insert(launches.end(),
+                    {ch05::Launch::kGraph, ch05::Launch::kGraphFork, ch05::Launch::kPersistent});
   }
   for (ch05::Launch launch : launches) {
     const ch05::Work work = ch05::MakeWork(p, cfg, launch, stream.get());
-    add_row(own + ch05::LaunchSuffix(launch), ch05::RunCheckTime(p, work, check, plan, stream.get()));
+    add_row(own + ch05::LaunchSuffix(launch),
+            ch05::RunCheckTime(p, work, check, plan, stream.get()));
   }
   if (own != "naive") {
     if (n <= naive_max_n) {

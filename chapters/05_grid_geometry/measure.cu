@@ -12,9 +12,9 @@ namespace ch05 {
 
 Problem::Problem(int n_in, std::uint64_t seed) : n(n_in) {
   const auto count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-  staged::RequireDeviceMemory(3 * count * sizeof(std::int32_t),
-                              "A, B and C of " + std::to_string(n) + "x" + std::to_string(n) +
-                                  " int32");
+  staged::RequireDeviceMemory(
+      3 * count * sizeof(std::int32_t),
+      "A, B and C of " + std::to_string(n) + "x" + std::to_string(n) + " int32");
   a = SmallIntMatrix(count, seed);
   b = SmallIntMatrix(count, seed + 1);
   d_a = staged::DeviceBuffer<std::int32_t>(a);
@@ -50,9 +50,8 @@ Measured RunCheckTime(Problem& p, const Work& work, const Checker& check, const 
     m.check = check(m.c);
   }
   const bool slow = m.first_ms > plan.slow_ms;
-  m.time = staged::TimeGpu(staged::TimingOptions{slow ? 0 : plan.warmup, slow ? 1 : plan.reps,
-                                                 false},
-                           work, stream);
+  m.time = staged::TimeGpu(
+      staged::TimingOptions{slow ? 0 : plan.warmup, slow ? 1 : plan.reps, false}, work, stream);
   return m;
 }
 

@@ -25,9 +25,9 @@ struct Problem {
   /// Refuses (InputError) a problem larger than free device memory, then generates A from
   /// @p seed and B from @p seed + 1 and copies them to the device.
   Problem(int n, std::uint64_t seed);
-  int n;                                ///< the side N
-  std::vector<std::int32_t> a;          ///< A on the host
-  std::vector<std::int32_t> b;          ///< B on the host
+  int n;                                   ///< the side N
+  std::vector<std::int32_t> a;             ///< A on the host
+  std::vector<std::int32_t> b;             ///< B on the host
   staged::DeviceBuffer<std::int32_t> d_a;  ///< A on the device
   staged::DeviceBuffer<std::int32_t> d_b;  ///< B on the device
   staged::DeviceBuffer<std::int32_t> d_c;  ///< C on the device (poisoned before each check)

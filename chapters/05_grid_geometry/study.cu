@@ -110,9 +110,9 @@ std::optional<double> PaperCell(double v) {
 
 /// One column of a side-by-side table: a heading and the paper's and our value at each N.
 struct Column {
-  std::string head;                                       ///< column heading
-  std::function<std::optional<double>(int)> paper;        ///< paper's value at N (or none)
-  std::function<std::optional<double>(int)> ours;         ///< our value at N (or none)
+  std::string head;                                 ///< column heading
+  std::function<std::optional<double>(int)> paper;  ///< paper's value at N (or none)
+  std::function<std::optional<double>(int)> ours;   ///< our value at N (or none)
 };
 
 void PrintTable(const std::string& title, const std::vector<std::string>& notes,
@@ -159,15 +159,16 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
   std::printf("device: %s\n", device.Describe().c_str());
   std::printf("kernel run-time limit (watchdog): %s; longest single 2-D launch measured: %.1f ms\n",
               timeout ? "ON" : "none (cudaDevAttrKernelExecTimeout = 0)", longest_launch_ms);
-  std::printf("int32 values in [-8, 8]; times are medians in ms; '-' = not run (paper: not "
-              "measured; here: over --single-max-n %lld or the %lld ms point budget)\n",
-              static_cast<long long>(single_max_n), static_cast<long long>(budget_ms));
+  std::printf(
+      "int32 values in [-8, 8]; times are medians in ms; '-' = not run (paper: not "
+      "measured; here: over --single-max-n %lld or the %lld ms point budget)\n",
+      static_cast<long long>(single_max_n), static_cast<long long>(budget_ms));
   const std::vector<std::string> heads = {"2D 16x16", "2D 16x32", "1D 16x16",
                                           "1D 16x32", "1 16x16",  "1 16x32"};
   auto ours = [&res](const Config& cfg) {
     return [&res, name = ch05::VariantName(cfg)](int n) { return res.Get(name, n); };
   };
-  auto paper_cell = [](const double (*table)[pp::kColumns], int c) {
+  auto paper_cell = [](const double(*table)[pp::kColumns], int c) {
     return [table, c](int n) -> std::optional<double> {
       const int r = PaperRow(n);
       return r < 0 ? std::nullopt : PaperCell(table[r][c]);
@@ -179,7 +180,7 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
   };
   const std::vector<Config> global = TableColumns(Memory::kGlobal);
   const std::vector<Config> shared = TableColumns(Memory::kShared);
-  auto time_columns = [&](const std::vector<Config>& cfgs, const double (*table)[pp::kColumns]) {
+  auto time_columns = [&](const std::vector<Config>& cfgs, const double(*table)[pp::kColumns]) {
     std::vector<Column> cols;
     for (int c = 0; c < pp::kColumns; ++c) {
       cols.push_back({heads[c], paper_cell(table, c), ours(cfgs[c])});
@@ -193,9 +194,10 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
                ns, time_columns(global, pp::kTable1), 2);
   }
   if (want[2]) {
-    PrintTable("Table 2: CPU, time (ms) (paper: a dot-product triple loop on a Core 2 Duo P8400; "
-               "here ch04::cpu::Matmul, i-k-j order, one thread)",
-               {}, ns, {{"CPU", paper_cpu, [&res](int n) { return res.Get("cpu", n); }}}, 2);
+    PrintTable(
+        "Table 2: CPU, time (ms) (paper: a dot-product triple loop on a Core 2 Duo P8400; "
+        "here ch04::cpu::Matmul, i-k-j order, one thread)",
+        {}, ns, {{"CPU", paper_cpu, [&res](int n) { return res.Get("cpu", n); }}}, 2);
   }
   if (want[3]) {
     PrintTable("Table 3: shared memory, time (ms)", {}, ns, time_columns(shared, pp::kTable3), 2);
@@ -204,8 +206,9 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
     std::vector<Column> cols;
     for (int c = 0; c < pp::kColumns; ++c) {
       cols.push_back({heads[c],
-                      [=](int n) { return Ratio(paper_cell(pp::kTable1, c)(n),
-                                                paper_cell(pp::kTable3, c)(n)); },
+                      [=](int n) {
+                        return Ratio(paper_cell(pp::kTable1, c)(n), paper_cell(pp::kTable3, c)(n));
+                      },
                       [=](int n) { return Ratio(ours(global[c])(n), ours(shared[c])(n)); }});
     }
     PrintTable("Ratio: global / shared time (Table 1 / Table 3; > 1: shared memory wins)",
@@ -222,9 +225,10 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
     for (int i = 0; i < 4; ++i) {
       const int num = pairs[i][0];
       const int den = pairs[i][1];
-      cols.push_back({names[i],
-                      [=](int n) { return Ratio(paper_cell(table, num)(n), paper_cell(table, den)(n)); },
-                      [=](int n) { return Ratio(ours(cfgs[num])(n), ours(cfgs[den])(n)); }});
+      cols.push_back(
+          {names[i],
+           [=](int n) { return Ratio(paper_cell(table, num)(n), paper_cell(table, den)(n)); },
+           [=](int n) { return Ratio(ours(cfgs[num])(n), ours(cfgs[den])(n)); }});
     }
     PrintTable(std::string("Ratio: arrangement, time relative to the 2-D grid (") +
                    (memory == Memory::kShared ? "shared" : "global") + " memory)",
@@ -241,9 +245,10 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
       const auto& cfgs = is_shared ? shared : global;
       const auto* table = is_shared ? pp::kTable3 : pp::kTable1;
       const int mxm = 2 * (i % 3);
-      cols.push_back({names[i],
-                      [=](int n) { return Ratio(paper_cell(table, mxm)(n), paper_cell(table, mxm + 1)(n)); },
-                      [=](int n) { return Ratio(ours(cfgs[mxm])(n), ours(cfgs[mxm + 1])(n)); }});
+      cols.push_back(
+          {names[i],
+           [=](int n) { return Ratio(paper_cell(table, mxm)(n), paper_cell(table, mxm + 1)(n)); },
+           [=](int n) { return Ratio(ours(cfgs[mxm])(n), ours(cfgs[mxm + 1])(n)); }});
     }
     PrintTable("Ratio: 16x16 time / 16x32 time (> 1: two outputs per thread win)", {}, ns, cols, 2);
   }
@@ -254,7 +259,8 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
       const auto* table = memory == Memory::kShared ? pp::kTable3 : pp::kTable1;
       std::vector<Column> cols;
       for (int c = 0; c < pp::kColumns; ++c) {
-        cols.push_back({heads[c], [=](int n) { return Ratio(paper_cpu(n), paper_cell(table, c)(n)); },
+        cols.push_back({heads[c],
+                        [=](int n) { return Ratio(paper_cpu(n), paper_cell(table, c)(n)); },
                         [=, &res](int n) { return Ratio(res.Get("cpu", n), ours(cfgs[c])(n)); }});
       }
       PrintTable(std::string("Fig. 5 data: speed-up over the CPU (CPU time / GPU time), ") +
@@ -277,8 +283,8 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
     auto ours4 = [&res](int c) {
       return [&res, c](int n) {
         const int m = ch05::kSupportedM[c];
-        return res.Get(ch05::VariantName({Arrangement::kSingle, Shape::kMx2M, Memory::kShared, m},
-                                         true), n);
+        return res.Get(
+            ch05::VariantName({Arrangement::kSingle, Shape::kMx2M, Memory::kShared, m}, true), n);
       };
     };
     std::vector<Column> times;
@@ -294,24 +300,27 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
                {"1x2 = M 1 (2 threads) ... 16x32 = M 16 (512 threads); 16x32 is Table 3's "
                 "'1 16x32' column"},
                ns4, times, 2);
-    PrintTable("Fig. 6 data: speed-up of each block-size step (time of the smaller block / time "
-               "of the next one)",
-               {"paper: ~6x for 1x2 -> 2x4, ~5x for 2x4 -> 4x8, ~1.1x for 8x16 -> 16x32 (its 32 "
-                "cores were already busy)"},
-               ns4, steps, 2);
+    PrintTable(
+        "Fig. 6 data: speed-up of each block-size step (time of the smaller block / time "
+        "of the next one)",
+        {"paper: ~6x for 1x2 -> 2x4, ~5x for 2x4 -> 4x8, ~1.1x for 8x16 -> 16x32 (its 32 "
+         "cores were already busy)"},
+        ns4, steps, 2);
   }
   // Launch overhead study.
-  std::printf("\nBeyond the paper: launch overhead of the 1-D and single-block arrangements "
-              "(M×2M, shared, M = 16)\n");
-  std::printf("  graph = the launch loop captured once into a CUDA Graph (serial chain) and "
-              "replayed; fork = the same launches on %d parallel graph branches (they write "
-              "disjoint tiles); persistent = one launch whose blocks walk the tiles; "
-              "overhead/launch = (plain - persistent) / launches; empty = as many launches of an "
-              "empty kernel\n",
-              ch05::kForkBranches);
-  std::printf("%6s %-7s %8s %10s %10s %10s %10s %9s %9s %11s %11s %11s\n", "N", "arr", "launches",
-              "plain ms", "graph ms", "fork ms", "persist ms", "x graph", "x fork",
-              "ovh us/lau", "empty us/l", "emptyG us/l");
+  std::printf(
+      "\nBeyond the paper: launch overhead of the 1-D and single-block arrangements "
+      "(M×2M, shared, M = 16)\n");
+  std::printf(
+      "  graph = the launch loop captured once into a CUDA Graph (serial chain) and "
+      "replayed; fork = the same launches on %d parallel graph branches (they write "
+      "disjoint tiles); persistent = one launch whose blocks walk the tiles; "
+      "overhead/launch = (plain - persistent) / launches; empty = as many launches of an "
+      "empty kernel\n",
+      ch05::kForkBranches);
+  std::printf("%6s %-7s %8s %10s %10s %10s %10s %8s %8s %11s %11s %11s %8s\n", "N", "arr",
+              "launches", "plain ms", "graph ms", "fork ms", "persist ms", "x graph", "x fork",
+              "ovh us/lau", "empty us/l", "emptyG us/l", "x emptyG");
   for (int n : ns) {
     for (Arrangement arr : {Arrangement::kGrid1d, Arrangement::kSingle}) {
       const Config cfg{arr, Shape::kMx2M, Memory::kShared, 16};
@@ -325,19 +334,21 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
       const double single_launches = static_cast<double>(
           ch05::LaunchesPerRun(n, {Arrangement::kSingle, Shape::kMx2M, Memory::kShared, 16}));
       auto v = [](std::optional<double> x) { return x ? *x : NAN; };
-      std::printf("%6d %-7s %8.0f %10.3f %10.3f %10.3f %10.3f %9.2f %9.2f %11.3f %11.3f %11.3f\n",
-                  n, arr == Arrangement::kGrid1d ? "1-D" : "single", launches, v(plain), v(graph),
-                  v(fork), v(persistent), v(Ratio(plain, graph)), v(Ratio(plain, fork)),
-                  1000.0 * (v(plain) - v(persistent)) / launches,
-                  1000.0 * v(res.Get("empty_launch", n)) / single_launches,
-                  1000.0 * v(res.Get("empty_launch+graph", n)) / single_launches);
+      const auto empty = res.Get("empty_launch", n);
+      const auto empty_graph = res.Get("empty_launch+graph", n);
+      std::printf(
+          "%6d %-7s %8.0f %10.3f %10.3f %10.3f %10.3f %8.2f %8.2f %11.3f %11.3f %11.3f %8.2f\n", n,
+          arr == Arrangement::kGrid1d ? "1-D" : "single", launches, v(plain), v(graph), v(fork),
+          v(persistent), v(Ratio(plain, graph)), v(Ratio(plain, fork)),
+          1000.0 * (v(plain) - v(persistent)) / launches, 1000.0 * v(empty) / single_launches,
+          1000.0 * v(empty_graph) / single_launches, v(Ratio(empty, empty_graph)));
     }
   }
-  std::printf("\nWatchdog: the paper's Windows display driver killed kernels running longer than "
-              "about 2 s (WDDM TDR), so its one-launch 2-D grid stopped at N = 960 (global) and "
-              "1760 (shared). Here the limit is %s and the longest 2-D launch took %.1f ms.\n",
-              timeout ? "ON (a display is attached)" : "off (no display on this GPU)",
-              longest_launch_ms);
+  std::printf(
+      "\nWatchdog: the paper's Windows display driver killed kernels running longer than "
+      "about 2 s (WDDM TDR), so its one-launch 2-D grid stopped at N = 960 (global) and "
+      "1760 (shared). Here the limit is %s and the longest 2-D launch took %.1f ms.\n",
+      timeout ? "ON (a display is attached)" : "off (no display on this GPU)", longest_launch_ms);
 }
 
 int Run(int argc, char** argv) {
@@ -350,7 +361,9 @@ int Run(int argc, char** argv) {
   defaults.warmup = 1;
   defaults.cpu_reps = 1;
   staged::Cli cli("ch05_study",
-                  "Widuch (2010) Tables 1-4 and the launch-overhead study on this GPU (--max-n sets the sweep; --n is not used)", defaults);
+                  "Widuch (2010) Tables 1-4 and the launch-overhead study on this GPU (--max-n "
+                  "sets the sweep; --n is not used)",
+                  defaults);
   std::int64_t max_n = 6240;
   std::int64_t single_max_n = 2240;
   std::int64_t budget_ms = 1000;
@@ -359,10 +372,10 @@ int Run(int argc, char** argv) {
   bool no_graphs = false;
   cli.AddInt("max-n", &max_n, 1, ch05::kMaxN,
              "largest N of the sweep; below 160 the sweep is N = {max-n/2-7, max-n}");
-  cli.AddChoice("tables", &tables, TableChoices(),
-                "which of the paper's tables to run");
+  cli.AddChoice("tables", &tables, TableChoices(), "which of the paper's tables to run");
   cli.AddInt("single-max-n", &single_max_n, 0, ch05::kMaxN,
-             "largest N for the single-block columns of Tables 1 and 3 (one SM does all the work; seconds per point beyond)");
+             "largest N for the single-block columns of Tables 1 and 3 (one SM does all the work; "
+             "seconds per point beyond)");
   cli.AddInt("point-budget-ms", &budget_ms, 1, 3600000,
              "skip a point whose time, predicted by N^3 from the column's last point, exceeds "
              "this");
@@ -372,10 +385,9 @@ int Run(int argc, char** argv) {
   auto ctx = staged::StartRun(cli, argc, argv);
   if (!ctx) return 0;
   const staged::CommonOptions& opt = ctx->options;
-  const bool want[5] = {false, tables.find('1') != std::string::npos,
-                        tables.find('2') != std::string::npos,
-                        tables.find('3') != std::string::npos,
-                        tables.find('4') != std::string::npos};
+  const bool want[5] = {
+      false, tables.find('1') != std::string::npos, tables.find('2') != std::string::npos,
+      tables.find('3') != std::string::npos, tables.find('4') != std::string::npos};
 
   std::vector<int> ns;
   for (int n : ch05::paper::kSizes) {
@@ -426,10 +438,9 @@ int Run(int argc, char** argv) {
     std::vector<std::int32_t> cpu_c;
     if ((want[2] || opt.verify) && res.Affordable("cpu", n, static_cast<double>(budget_ms))) {
       cpu_c.resize(static_cast<std::size_t>(n) * n);
-      const staged::TimingStats t =
-          staged::TimeCpu(staged::TimingOptions{0, std::max(1, opt.cpu_reps), false}, [&] {
-            ch04::cpu::Matmul<std::int32_t>(p.a.data(), p.b.data(), cpu_c.data(), n, n, n);
-          });
+      const staged::TimingStats t = staged::TimeCpu(
+          staged::TimingOptions{0, std::max(1, opt.cpu_reps), false},
+          [&] { ch04::cpu::Matmul<std::int32_t>(p.a.data(), p.b.data(), cpu_c.data(), n, n, n); });
       add_row("cpu", n, t, staged::Verified::kReference);
       std::cerr << "  cpu " << t.median_ms << " ms\n";
     }
@@ -442,8 +453,8 @@ int Run(int argc, char** argv) {
       ch05::Checker check;
       if (opt.verify && reference.empty() && !full) {
         check = [&](const std::vector<std::int32_t>& c) {
-          return ch05::SampleCheck(p.a.data(), p.b.data(), c.data(), n,
-                                   static_cast<int>(samples), opt.seed);
+          return ch05::SampleCheck(p.a.data(), p.b.data(), c.data(), n, static_cast<int>(samples),
+                                   opt.seed);
         };
       } else if (opt.verify) {
         const std::vector<std::int32_t>& ref = full ? cpu_c : reference;
@@ -452,7 +463,7 @@ int Run(int argc, char** argv) {
         };
       }
       ch05::Measured m = ch05::RunCheckTime(p, work, check, plan, stream.get());
-      const staged::Verified v = !opt.verify ? staged::Verified::kSkipped
+      const staged::Verified v = !opt.verify  ? staged::Verified::kSkipped
                                  : m.check.ok ? staged::Verified::kYes
                                               : staged::Verified::kNo;
       if (!m.check.ok) std::cerr << "  " << name << " N=" << n << ": " << m.check.Summary() << "\n";
@@ -513,12 +524,13 @@ int Run(int argc, char** argv) {
           ch05::LaunchesPerRun(n, {Arrangement::kSingle, Shape::kMx2M, Memory::kShared, 16}));
       const staged::TimingOptions t_opt{opt.warmup, opt.reps, false};
       add_row("empty_launch", n,
-              staged::TimeGpu(t_opt, [&](cudaStream_t s) { ch05::EmptyLaunches(launches, s); },
-                              stream.get()),
+              staged::TimeGpu(
+                  t_opt, [&](cudaStream_t s) { ch05::EmptyLaunches(launches, s); }, stream.get()),
               staged::Verified::kReference);
       ch05::EmptyGraph empty(launches, stream.get());
       add_row("empty_launch+graph", n,
-              staged::TimeGpu(t_opt, [&](cudaStream_t s) { empty.Replay(s); }, stream.get()),
+              staged::TimeGpu(
+                  t_opt, [&](cudaStream_t s) { empty.Replay(s); }, stream.get()),
               staged::Verified::kReference);
     }
   }
