@@ -587,14 +587,17 @@ def main(argv):
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "plots",
                         help="folder for the SVG files (default: docs/plots)")
     parser.add_argument("--copy-gbps", type=float, default=None,
-                        help="measured device copy bandwidth in GB/s, drawn on GB/s plots")
+                        help="measured device copy bandwidth in GB/s, drawn on GB/s plots "
+                             "(0: none)")
     parser.add_argument("--fp32-gflops", type=float, default=None,
                         help="FP32 peak in GFLOP/s, drawn on GFLOP/s plots")
     args = parser.parse_args(argv)
     for flag in ("copy_gbps", "fp32_gflops"):
         value = getattr(args, flag)
-        if value is not None and not (value > 0 and math.isfinite(value)):
-            parser.error(f"--{flag.replace('_', '-')} must be a positive number")
+        if value is not None and not (value >= 0 and math.isfinite(value)):
+            parser.error(f"--{flag.replace('_', '-')} must be a number >= 0")
+        if value == 0:  # a peak that was not measured (STAGED_SKIP_PEAKS): draw no line
+            setattr(args, flag, None)
 
     csvs = select_csvs(args.results, args.chapters)
     if not csvs:
