@@ -31,7 +31,7 @@ note() { printf '%-34s %s\n' "$1" "$2" | tee -a "$summary"; }
 elapsed() { echo "$(( $(date +%s) - $1 ))s"; }
 
 chapters=("$@")
-chapter_filter=""
+chapter_filter="-DSTAGED_CHAPTERS="  # always explicit: a reused build dir caches the last list
 if (( ${#chapters[@]} == 0 )); then
   mapfile -t chapters < <(cd chapters 2>/dev/null && ls -d [0-9][0-9]_*/ 2>/dev/null | tr -d /)
 elif [[ "${chapters[0]}" == none ]]; then  # the foundation alone
@@ -44,7 +44,7 @@ fi
 # --- configure and build ----------------------------------------------------------------------
 t0=$(date +%s)
 if ! cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-     ${chapter_filter:+"$chapter_filter"} >"$out/logs/configure.log" 2>&1; then
+     "$chapter_filter" >"$out/logs/configure.log" 2>&1; then
   note configure "FAIL (logs/configure.log)"; cat "$summary"; exit 1
 fi
 if ! cmake --build "$build" -j "$jobs" >"$out/logs/build.log" 2>&1; then
