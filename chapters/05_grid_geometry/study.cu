@@ -19,9 +19,9 @@
  * result is checked on --samples CPU dot products plus the corners, and every other variant is
  * compared with it element by element (exactly).
  *
- * Output: --format table prints the tables; csv/json print the report rows (variant names such
- * as `grid_2d_mx2m_shared`, `block_4x8`, `grid_single_mx2m_shared+graph`, `empty_launch+graph`,
- * `cpu`; n = N). Progress goes to stderr.
+ * Output: --format table prints the tables; csv/json print the report rows on stdout (variant
+ * names such as `grid_2d_mx2m_shared`, `block_4x8`, `grid_single_mx2m_shared+graph`,
+ * `empty_launch+graph`, `cpu`; n = N) and the tables on stderr. Progress goes to stderr.
  */
 #include <cmath>
 #include <cstdint>
@@ -115,30 +115,34 @@ struct Column {
   std::function<std::optional<double>(int)> ours;   ///< our value at N (or none)
 };
 
+/// Where the side-by-side tables go: stdout with --format table; stderr with csv/json, so a
+/// CSV run still leaves the tables in its log.
+std::FILE* g_tables = stdout;
+
 void PrintTable(const std::string& title, const std::vector<std::string>& notes,
                 const std::vector<int>& ns, const std::vector<Column>& cols, int precision) {
-  std::printf("\n%s\n", title.c_str());
-  for (const auto& note : notes) std::printf("  %s\n", note.c_str());
+  std::fprintf(g_tables, "\n%s\n", title.c_str());
+  for (const auto& note : notes) std::fprintf(g_tables, "  %s\n", note.c_str());
   const int w = 11;
-  std::printf("%6s |", "N");
-  for (const auto& c : cols) std::printf("%*s", w, c.head.c_str());
-  std::printf(" |");
-  for (const auto& c : cols) std::printf("%*s", w, c.head.c_str());
-  std::printf("\n%6s |%*s |%*s\n", "", static_cast<int>(w * cols.size()), "paper (9600M GT)",
+  std::fprintf(g_tables, "%6s |", "N");
+  for (const auto& c : cols) std::fprintf(g_tables, "%*s", w, c.head.c_str());
+  std::fprintf(g_tables, " |");
+  for (const auto& c : cols) std::fprintf(g_tables, "%*s", w, c.head.c_str());
+  std::fprintf(g_tables, "\n%6s |%*s |%*s\n", "", static_cast<int>(w * cols.size()), "paper (9600M GT)",
               static_cast<int>(w * cols.size()), "this GPU");
   auto cell = [&](std::optional<double> v) {
     if (v) {
-      std::printf("%*.*f", w, precision, *v);
+      std::fprintf(g_tables, "%*.*f", w, precision, *v);
     } else {
-      std::printf("%*s", w, "-");
+      std::fprintf(g_tables, "%*s", w, "-");
     }
   };
   for (int n : ns) {
-    std::printf("%6d |", n);
+    std::fprintf(g_tables, "%6d |", n);
     for (const auto& c : cols) cell(c.paper ? c.paper(n) : std::nullopt);
-    std::printf(" |");
+    std::fprintf(g_tables, " |");
     for (const auto& c : cols) cell(c.ours(n));
-    std::printf("\n");
+    std::fprintf(g_tables, "\n");
   }
 }
 
@@ -156,10 +160,10 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
   namespace pp = ch05::paper;
   int timeout = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, device.ordinal));
-  std::printf("device: %s\n", device.Describe().c_str());
-  std::printf("kernel run-time limit (watchdog): %s; longest single 2-D launch measured: %.1f ms\n",
+  std::fprintf(g_tables, "device: %s\n", device.Describe().c_str());
+  std::fprintf(g_tables, "kernel run-time limit (watchdog): %s; longest single 2-D launch measured: %.1f ms\n",
               timeout ? "ON" : "none (cudaDevAttrKernelExecTimeout = 0)", longest_launch_ms);
-  std::printf(
+  std::fprintf(g_tables, 
       "int32 values in [-8, 8]; times are medians in ms; '-' = not run (paper: not "
       "measured; here: over --single-max-n %lld or the %lld ms point budget)\n",
       static_cast<long long>(single_max_n), static_cast<long long>(budget_ms));
@@ -308,17 +312,17 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
         ns4, steps, 2);
   }
   // Launch overhead study.
-  std::printf(
+  std::fprintf(g_tables, 
       "\nBeyond the paper: launch overhead of the 1-D and single-block arrangements "
       "(M×2M, shared, M = 16)\n");
-  std::printf(
+  std::fprintf(g_tables, 
       "  graph = the launch loop captured once into a CUDA Graph (serial chain) and "
       "replayed; fork = the same launches on %d parallel graph branches (they write "
       "disjoint tiles); persistent = one launch whose blocks walk the tiles; "
       "overhead/launch = (plain - persistent) / launches; empty = as many launches of an "
       "empty kernel\n",
       ch05::kForkBranches);
-  std::printf("%6s %-7s %8s %10s %10s %10s %10s %8s %8s %11s %11s %11s %8s\n", "N", "arr",
+  std::fprintf(g_tables, "%6s %-7s %8s %10s %10s %10s %10s %8s %8s %11s %11s %11s %8s\n", "N", "arr",
               "launches", "plain ms", "graph ms", "fork ms", "persist ms", "x graph", "x fork",
               "ovh us/lau", "empty us/l", "emptyG us/l", "x emptyG");
   for (int n : ns) {
@@ -336,7 +340,7 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
       auto v = [](std::optional<double> x) { return x ? *x : NAN; };
       const auto empty = res.Get("empty_launch", n);
       const auto empty_graph = res.Get("empty_launch+graph", n);
-      std::printf(
+      std::fprintf(g_tables, 
           "%6d %-7s %8.0f %10.3f %10.3f %10.3f %10.3f %8.2f %8.2f %11.3f %11.3f %11.3f %8.2f\n", n,
           arr == Arrangement::kGrid1d ? "1-D" : "single", launches, v(plain), v(graph), v(fork),
           v(persistent), v(Ratio(plain, graph)), v(Ratio(plain, fork)),
@@ -344,7 +348,7 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
           1000.0 * v(empty_graph) / single_launches, v(Ratio(empty, empty_graph)));
     }
   }
-  std::printf(
+  std::fprintf(g_tables, 
       "\nWatchdog: the paper's Windows display driver killed kernels running longer than "
       "about 2 s (WDDM TDR), so its one-launch 2-D grid stopped at N = 960 (global) and "
       "1760 (shared). Here the limit is %s and the longest 2-D launch took %.1f ms.\n",
@@ -546,9 +550,13 @@ int Run(int argc, char** argv) {
 
   if (opt.format != staged::OutputFormat::kTable) {
     report.Print(std::cout, opt.format);
+    std::cout.flush();
+    g_tables = stderr;
+    PrintStudy(res, ns, want, ctx->device, longest_launch_ms, single_max_n, budget_ms);
   } else {
     PrintStudy(res, ns, want, ctx->device, longest_launch_ms, single_max_n, budget_ms);
-    std::printf("\nverified: %s\n", report.AllVerified() ? (opt.verify ? "yes" : "skipped") : "no");
+    std::fprintf(g_tables, "\nverified: %s\n",
+                 report.AllVerified() ? (opt.verify ? "yes" : "skipped") : "no");
   }
   std::cout.flush();
   if (!report.AllVerified()) {
