@@ -10,6 +10,7 @@
 #        a list also limits the build to those chapters and what they need; none = foundation)
 # Environment: ARCH (CUDA architectures, default 90), BUILD_DIR (default build-gpu),
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
+#              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
 # Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv, OUTDIR/plots/*.svg
 # Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU.
@@ -61,19 +62,21 @@ fi
 note device "$(head -n1 "$out/logs/device.txt" | cut -c9-)"
 
 # --- all tests -------------------------------------------------------------------------------
-t0=$(date +%s)
-ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900 \
-      --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
-ctest_rc=$?
-tests_line=$(grep -E 'tests passed|tests failed' "$out/logs/ctest.log" | tail -n1)
-skipped=$(grep -c '(Skipped)' "$out/logs/ctest.log")
-if (( ctest_rc != 0 )); then
-  failures=$((failures + 1))
-  note ctest "FAIL: $tests_line; $skipped skipped ($(elapsed "$t0"))"
-  grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Exception|Not Run)' "$out/logs/ctest.log" \
-    | head -n 25 | tee -a "$summary"
-else
-  note ctest "ok: $tests_line; $skipped skipped ($(elapsed "$t0"))"
+if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
+  t0=$(date +%s)
+  ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900 \
+        --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
+  ctest_rc=$?
+  tests_line=$(grep -E 'tests passed|tests failed' "$out/logs/ctest.log" | tail -n1)
+  skipped=$(grep -c '(Skipped)' "$out/logs/ctest.log")
+  if (( ctest_rc != 0 )); then
+    failures=$((failures + 1))
+    note ctest "FAIL: $tests_line; $skipped skipped ($(elapsed "$t0"))"
+    grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Exception|Not Run)' "$out/logs/ctest.log" \
+      | head -n 25 | tee -a "$summary"
+  else
+    note ctest "ok: $tests_line; $skipped skipped ($(elapsed "$t0"))"
+  fi
 fi
 
 # --- compute-sanitizer ------------------------------------------------------------------------
@@ -137,6 +140,7 @@ fi
 # --- benchmark sweep --------------------------------------------------------------------------
 if [[ "${STAGED_SKIP_BENCH:-0}" != 1 ]]; then
   for ch in "${chapters[@]}"; do
+    if [[ -n "${STAGED_BENCH_ONLY:-}" && " $STAGED_BENCH_ONLY " != *" $ch "* ]]; then continue; fi
     args_file="chapters/$ch/bench.args"
     [[ -f "$args_file" ]] || { note "bench $ch" "no bench.args"; continue; }
     t0=$(date +%s)
