@@ -51,7 +51,7 @@ def fmt(column, value):
         return f"{x:.2f}"
     if column == "pct_peak":
         return f"{x:.1f}"
-    return f"{x:.4g}" if abs(x) < 1e5 else f"{x:.0f}"
+    return f"{x:.4g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
 def table(rows, opts):

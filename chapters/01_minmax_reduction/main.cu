@@ -138,7 +138,9 @@ int RunBenchmark(const staged::RunContext& ctx, const ChapterOptions& copt) {
                               "--n " + std::to_string(n) + " " + copt.type + " elements");
 
   staged::Report report("01_minmax_reduction", opt.seed, ctx.device, "library:cub");
-  const std::string dist = staged::DistributionName(opt.dist);
+  // The element type goes into the dist column ("float:uniform") so that rows of different
+  // types never look alike in one CSV (the report has no type column).
+  const std::string dist = copt.type + ":" + staged::DistributionName(opt.dist);
   const std::vector<T> h_in = staged::Generate<T>(n, opt.dist, opt.seed);
 
   // CPU reference: computed once for verification, timed when --cpu-reps > 0.
@@ -185,7 +187,9 @@ int RunCrossover(const staged::RunContext& ctx, const ChapterOptions& copt) {
   staged::RequireDeviceMemory(DeviceBytesNeeded<T>(max_n, 0, temp, ctx.device),
                               "--crossover up to --n " + std::to_string(max_n));
   staged::Report report("01_minmax_reduction", opt.seed, ctx.device, "library:cub");
-  const std::string dist = staged::DistributionName(opt.dist);
+  // The element type goes into the dist column ("float:uniform") so that rows of different
+  // types never look alike in one CSV (the report has no type column).
+  const std::string dist = copt.type + ":" + staged::DistributionName(opt.dist);
   staged::DeviceBuffer<T> d_in(max_n);
   staged::DeviceBuffer<unsigned char> d_temp(temp);
   staged::DeviceBuffer<ch01::MinMaxPair<T>> d_result(1);
