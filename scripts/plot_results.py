@@ -21,6 +21,8 @@ concatenated by scripts/gpu_suite.sh) and writes SVG files docs/plots/<chapter>_
   05  <ch>_tables_1_3.svg         time vs N per grid arrangement and block shape, global and
                                   shared memory side by side, CPU dotted (the paper's Tables 1-3)
       <ch>_table_4.svg            time vs N per block size (the paper's Table 4)
+      <ch>_fig5_speedup.svg       speed-up over the CPU vs N (the paper's Fig. 5)
+      <ch>_fig6_block_steps.svg   time ratio of each block size to the next (the paper's Fig. 6)
       <ch>_launch_overhead.svg    plain launches vs CUDA Graphs / persistent grid, empty launches
       <ch>_executables.svg        the remaining rows (naive, optimized, library) vs N
   other chapters: <ch>_throughput.svg, throughput vs n per variant
@@ -363,6 +365,9 @@ def element_types(rows):
     are contiguous in the CSV."""
     types, last = {}, None
     for r in rows:
+        if ":" in r.dist:  # newer runs name the type in the dist column: "float:uniform"
+            types[id(r)] = last = r.dist.split(":", 1)[0]
+            continue
         size = r.throughput * r.median_ms * 1e6 / r.n if r.n and r.unit == "GB/s" else 0.0
         nearest = min(ELEMENT_TYPES, key=lambda b: abs(b - size))
         if abs(nearest - size) < 0.2 * nearest:
@@ -551,6 +556,59 @@ def plot_ch05(p, chapter, rows):
     if other:
         p.time_vs_n(chapter, other + cpu_within(other, exact=True), "executables",
                     f"{chapter}: the chapter executables", linear_x=True)
+    cpu_ms = {r.n: r.median_ms for r in cpu if r.median_ms > 0}
+    if cpu_ms and (grid["global"] or grid["shared"]):
+        plot_fig5(p, chapter, grid, cpu_ms, label_of, styles)
+    if blocks:
+        plot_fig6(p, chapter, blocks, block_sizes)
+
+
+def plot_fig5(p, chapter, grid, cpu_ms, label_of, styles):
+    """The paper's Fig. 5: speed-up over the CPU (CPU time / GPU time) against N, per memory
+    kind, arrangement and block shape, at the sizes where the CPU product was timed."""
+    panels = [k for k in ("shared", "global") if grid[k]]
+    fig, axes = p.plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), sharey=True,
+                               squeeze=False)
+    shown = OrderedDict()
+    for ax, memory in zip(axes[0], panels):
+        for label, (_, _, rs) in series_by_variant(grid[memory], label_of).items():
+            pts = [(r.n, cpu_ms[r.n] / r.median_ms) for r in rs if r.n in cpu_ms and r.median_ms > 0]
+            if pts:
+                xs, ys = zip(*pts)
+                ax.plot(xs, ys, marker="o", markersize=3.5, label=label, **styles[label])
+        ax.set_yscale("log")
+        p.finish(ax, f"{memory} memory", "N", "speed-up over the CPU", legend=False)
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            shown.setdefault(label, handle)
+    fig.legend(list(shown.values()), list(shown.keys()), fontsize=8, frameon=False,
+               loc="upper left", bbox_to_anchor=(1.0, 0.9))
+    fig.suptitle(f"{chapter}: speed-up over one CPU core (the paper's Fig. 5)", fontsize=11)
+    fig.tight_layout()
+    p.save(fig, chapter, "fig5_speedup")
+
+
+def plot_fig6(p, chapter, blocks, block_sizes):
+    """The paper's Fig. 6: the speed-up of each step to the next larger block (time with the
+    smaller block / time with the larger one) against N; single block, shared memory."""
+    times = {}
+    for r in blocks:
+        b = BLOCK_RE.search(r.variant)
+        if not extra_words(r.variant, b):
+            times.setdefault(b.group(0), {})[r.n] = r.median_ms
+    ordered = [b for b in block_sizes if b in times]
+    fig, ax = p.plt.subplots(figsize=(8.5, 4.6))
+    for i, (small, large) in enumerate(zip(ordered, ordered[1:])):
+        ns = sorted(n for n in set(times[small]) & set(times[large]) if times[large][n] > 0)
+        if ns:
+            name = lambda b: "×".join(BLOCK_RE.search(b).groups())
+            ax.plot(ns, [times[small][n] / times[large][n] for n in ns], marker="o",
+                    markersize=3.5, color=PALETTE[i % len(PALETTE)],
+                    label=f"{name(small)} → {name(large)}")
+    ax.axhline(1.0, color="0.5", linewidth=1, linestyle=":")
+    ax.set_ylim(bottom=0)
+    p.finish(ax, f"{chapter}: gain from each larger block (the paper's Fig. 6)", "N",
+             "time ratio, smaller / larger block")
+    p.save(fig, chapter, "fig6_block_steps")
 
 
 def plot_generic(p, chapter, rows):
