@@ -287,6 +287,34 @@ TEST(HistogramAndSortLargest, SeedLimitOf537MillionBytes) {
   for (const Variant& v : kVariants) CheckVariant(v, in, 0, 0);
 }
 
+// The optimized histogram counts in 16-bit private counters and drains them every 4095 16-byte
+// words per thread. On an H200 (396 resident blocks of 128 threads) only inputs above ~3.3 GB
+// reach a drain, so this test counts 3.6 GB: two runs set by cudaMemset (no host copy), an odd
+// length and an unaligned start so the edge bytes are counted as well. A missed drain would
+// carry one thread's count into its neighbour's half-word and lose counts.
+TEST(HistogramLargest, OptimizedDrainsSixteenBitCounters) {
+  STAGED_REQUIRE_GPU();
+  constexpr std::size_t kN = 3600000001;
+  constexpr std::size_t kFirst = 1234567891;
+  std::size_t free_bytes = 0;
+  std::size_t total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < kN + (std::size_t{1} << 30))
+    GTEST_SKIP() << "needs about 4.7 GB of free device memory";
+  staged::DeviceBuffer<std::uint8_t> d_in(kN + 1);
+  std::uint8_t* in = d_in.data() + 1;
+  CUDA_CHECK(cudaMemset(in, 0x11, kFirst));
+  CUDA_CHECK(cudaMemset(in + kFirst, 0xEE, kN - kFirst));
+  staged::DeviceBuffer<std::uint32_t> d_hist(kNumBins);
+  d_hist.FillBytes(0xFF);
+  optimized::Histogram(in, kN, d_hist.data(), nullptr, optimized::HistogramTempBytes(kN), nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::uint32_t> expected(kNumBins, 0);
+  expected[0x11] = static_cast<std::uint32_t>(kFirst);
+  expected[0xEE] = static_cast<std::uint32_t>(kN - kFirst);
+  EXPECT_EQ(d_hist.ToHost(), expected);
+}
+
 // Scan: one body over the three variants and both element types.
 
 template <typename T>

@@ -165,8 +165,9 @@ namespace optimized {
 /// Device scratch bytes `Histogram` needs for @p n bytes (none).
 std::size_t HistogramTempBytes(std::size_t n);
 /**
- * @brief 256-bin histogram with per-warp shared-memory sub-histograms, 16-byte loads and one
- *        global merge per block. Same parameters as `naive::Histogram`.
+ * @brief 256-bin histogram with per-thread 16-bit counters in shared memory (one
+ *        conflict-free shared atomic per byte), 16-byte loads and one global merge per block.
+ *        Same parameters as `naive::Histogram`.
  * @param[in] d_in device bytes (any alignment)
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
  * @param[out] d_hist 256 device counters (overwritten)

@@ -4,14 +4,16 @@
  *        output written as runs.
  *
  * Changes relative to naive.cu:
- * 1. Histogram privatized: each warp counts into its own 256-counter table in shared memory,
- *    and each block adds its tables to the global histogram once (256 global atomics per
- *    block instead of one per byte).
- * 2. Histogram reads 16-byte words (`uint4`), four loads in flight per thread, over a grid
- *    sized to the GPU (grid-stride loop); unaligned head and tail bytes are counted one by one.
- * 3. Equal neighbours are merged in a register before they reach shared memory (run-length
- *    counting), so all-equal input costs one atomic per run, not one per byte: the throughput
- *    that a single hot counter would otherwise collapse is kept.
+ * 1. Histogram privatized per thread: each thread owns 256 16-bit counters in shared memory
+ *    (64 KiB per block of 128 threads) laid out so that lane l always hits bank l, and counts
+ *    each byte with one fire-and-forget shared atomic. No two lanes ever contend, so uniform,
+ *    skewed and all-equal bytes run at the same speed. Each block adds its counters to the
+ *    global histogram once (256 global atomics per block instead of one per byte).
+ * 2. Histogram reads 16-byte words (`uint4`), eight loads in flight and the next eight
+ *    prefetched per thread, over a grid sized to the GPU (grid-stride loop); unaligned head
+ *    and tail bytes are counted one by one.
+ * 3. The private counters are drained into registers every 4095 16-byte words per thread,
+ *    before a 16-bit counter can overflow (only inputs above ~3.3 GB on an H200 need it).
  * 4. Scan: the work-efficient Blelloch up-sweep/down-sweep on tiles of 1024 elements in
  *    shared memory, indices padded by `ConflictFreeOffset` (the seed's macro, parenthesised
  *    correctly); tile totals scanned recursively; O(n) additions instead of O(n log n), and
@@ -31,12 +33,20 @@
 
 namespace ch02::optimized {
 
-/// Threads per histogram block: 16 warps, so 16 private tables (16 KiB of shared memory).
-inline constexpr int kHistBlockSize = 512;
-/// Warps (and private sub-histograms) per histogram block.
-inline constexpr int kHistWarps = kHistBlockSize / 32;
-/// Independent 16-byte loads each histogram thread keeps in flight.
-inline constexpr int kHistUnroll = 4;
+/// Threads per histogram block. Each owns 256 private 16-bit counters: 128 x 256 x 2 B =
+/// 64 KiB of shared memory per block, three blocks (12 warps) per H200 SM.
+inline constexpr int kHistBlockSize = 128;
+/// Counter words per bin: threads t and t + 64 share word t of each bin's row (low and high half).
+inline constexpr int kHistColumns = 64;
+/// Shared-memory bytes of one histogram block's counters: 256 rows of 64 32-bit words.
+inline constexpr int kHistSharedBytes = kNumBins * kHistColumns * 4;
+/// Bins each histogram thread sums when the counters are drained.
+inline constexpr int kHistBinsPerThread = kNumBins / kHistBlockSize;
+/// Independent 16-byte loads per histogram thread, and as many prefetched behind them.
+inline constexpr int kHistUnroll = 8;
+/// 16-byte words a histogram thread counts between two drains: a 16-bit counter then holds at
+/// most 4095 x 16 + 2 (edge bytes) = 65 522 < 65 536.
+inline constexpr std::size_t kHistChunkVecs = 4095;
 /// Threads per block of the run-writing kernel.
 inline constexpr int kFillBlockSize = 256;
 /// Threads per scan block; each thread owns two elements of the tile.
@@ -56,59 +66,128 @@ __host__ __device__ __forceinline__ T WrapAdd(T a, T b) {
   return static_cast<T>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
 }
 
-/// Adds one byte to a thread's run; when the value changes, the finished run is added to the
-/// warp's table with one shared atomic.
-/// @param[in,out] table the warp's 256 shared counters
-/// @param[in,out] current value of the open run
-/// @param[in,out] run length of the open run
-/// @param[in] value the next byte
-__device__ __forceinline__ void CountByte(std::uint32_t* table, std::uint32_t& current,
-                                          std::uint32_t& run, std::uint32_t value) {
-  if (value != current) {
-    if (run > 0) atomicAdd(&table[current], run);
-    current = value;
-    run = 0;
-  }
-  ++run;
+/// Counts one byte into the calling thread's private counter with one shared atomic. No other
+/// thread adds to that 16-bit half, so the atomic never waits for another lane; it is atomic
+/// only because thread t +/- 64 updates the other half of the same word.
+/// @param[in,out] counters the block's 64 KiB of counters
+/// @param[in] offset byte offset of the counter's word: 256 x bin + `column`
+/// @param[in] inc 1 (low half, threads 0..63) or 0x10000 (high half, threads 64..127)
+__device__ __forceinline__ void CountAt(unsigned char* counters, std::uint32_t offset,
+                                        std::uint32_t inc) {
+  atomicAdd(reinterpret_cast<unsigned int*>(counters + offset), inc);
 }
 
-/// Feeds the four bytes of @p word (lowest address first) to `CountByte`.
-/// @param[in,out] table the warp's 256 shared counters
-/// @param[in,out] current value of the open run
-/// @param[in,out] run length of the open run
+/// Counts the four bytes of @p word into the calling thread's private counters.
+/// @param[in,out] counters the block's 64 KiB of counters
+/// @param[in] column 4 x (threadIdx.x mod 64): the thread's byte offset inside a bin's row
+/// @param[in] inc 1 or 0x10000 (see `CountAt`)
 /// @param[in] word four input bytes
-__device__ __forceinline__ void CountWord(std::uint32_t* table, std::uint32_t& current,
-                                          std::uint32_t& run, std::uint32_t word) {
+__device__ __forceinline__ void CountWord(unsigned char* counters, std::uint32_t column,
+                                          std::uint32_t inc, std::uint32_t word) {
 #pragma unroll
-  for (int k = 0; k < 4; ++k) CountByte(table, current, run, (word >> (8 * k)) & 0xFFu);
+  for (int k = 0; k < 4; ++k) {
+    // One PRMT builds the whole offset 256 x byte_k + column: result byte 0 = column (selector
+    // 4 = byte 0 of the second operand), byte 1 = byte k of word, bytes 2-3 = 0 (column < 256).
+    CountAt(counters, __byte_perm(word, column, 0x5504u | (k << 4)), inc);
+  }
 }
 
-/// Feeds the sixteen bytes of @p v to `CountWord`.
-/// @param[in,out] table the warp's 256 shared counters
-/// @param[in,out] current value of the open run
-/// @param[in,out] run length of the open run
+/// Counts the sixteen bytes of @p v into the calling thread's private counters.
+/// @param[in,out] counters the block's 64 KiB of counters
+/// @param[in] column the thread's byte offset inside a bin's row
+/// @param[in] inc 1 or 0x10000 (see `CountAt`)
 /// @param[in] v sixteen input bytes
-__device__ __forceinline__ void CountVector(std::uint32_t* table, std::uint32_t& current,
-                                            std::uint32_t& run, const uint4& v) {
-  CountWord(table, current, run, v.x);
-  CountWord(table, current, run, v.y);
-  CountWord(table, current, run, v.z);
-  CountWord(table, current, run, v.w);
+__device__ __forceinline__ void CountVector(unsigned char* counters, std::uint32_t column,
+                                            std::uint32_t inc, const uint4& v) {
+  CountWord(counters, column, inc, v.x);
+  CountWord(counters, column, inc, v.y);
+  CountWord(counters, column, inc, v.z);
+  CountWord(counters, column, inc, v.w);
+}
+
+/// Counts the 16-byte words i, i + stride, ... below @p end, `kHistUnroll` at a time with the
+/// next `kHistUnroll` loads already issued (software pipelining in registers), so every thread
+/// always has loads in flight while it counts.
+/// @param[in] vec aligned 16-byte input words
+/// @param[in] i first word of this thread
+/// @param[in] end words at or past this index are not read
+/// @param[in] stride threads of the grid
+/// @param[in,out] counters the block's 64 KiB of counters
+/// @param[in] column the thread's byte offset inside a bin's row
+/// @param[in] inc 1 or 0x10000 (see `CountAt`)
+__device__ __forceinline__ void CountVectors(const uint4* __restrict__ vec, std::size_t i,
+                                             std::size_t end, std::size_t stride,
+                                             unsigned char* counters, std::uint32_t column,
+                                             std::uint32_t inc) {
+  if (i + (kHistUnroll - 1) * stride < end) {
+    uint4 v[kHistUnroll];
+#pragma unroll
+    for (int u = 0; u < kHistUnroll; ++u) v[u] = __ldcs(vec + i + u * stride);
+    while (true) {
+      const std::size_t next = i + kHistUnroll * stride;
+      const bool more = next + (kHistUnroll - 1) * stride < end;
+      uint4 w[kHistUnroll];
+      if (more) {
+#pragma unroll
+        for (int u = 0; u < kHistUnroll; ++u) w[u] = __ldcs(vec + next + u * stride);
+      }
+#pragma unroll
+      for (int u = 0; u < kHistUnroll; ++u) CountVector(counters, column, inc, v[u]);
+      i = next;
+      if (!more) break;
+#pragma unroll
+      for (int u = 0; u < kHistUnroll; ++u) v[u] = w[u];
+    }
+  }
+  for (; i < end; i += stride) CountVector(counters, column, inc, __ldcs(vec + i));
+}
+
+/// Adds the 128 private counters of bins threadIdx.x and threadIdx.x + 128 to @p sums, and
+/// zeroes them when @p zero is set. Thread t starts its row at word t mod 64, so the 32 lanes of
+/// a warp read 32 different banks.
+/// @param[in,out] words the block's counters as 32-bit words
+/// @param[in,out] sums running totals of the thread's two bins
+/// @param[in] zero clear the counters after reading them (before counting resumes)
+__device__ __forceinline__ void DrainCounters(std::uint32_t* words,
+                                              std::uint32_t (&sums)[kHistBinsPerThread],
+                                              bool zero) {
+#pragma unroll
+  for (int o = 0; o < kHistBinsPerThread; ++o) {
+    std::uint32_t* row = words + (threadIdx.x + o * kHistBlockSize) * kHistColumns;
+    std::uint32_t low = 0;
+    std::uint32_t high = 0;
+#pragma unroll 8
+    for (int j = 0; j < kHistColumns; ++j) {
+      const int c = (j + threadIdx.x) % kHistColumns;
+      const std::uint32_t x = row[c];
+      if (zero) row[c] = 0;
+      low += x & 0xFFFFu;
+      high += x >> 16;
+    }
+    sums[o] += low + high;
+  }
 }
 
 /**
- * @brief Privatized histogram: per-warp shared sub-histograms, 16-byte loads, one global
- *        merge per block.
+ * @brief Privatized histogram: every thread counts into its own 16-bit counters in shared
+ *        memory (one conflict-free shared atomic per byte), 16-byte loads, one global merge per
+ *        block.
  *
- * Thread t of the grid reads 16-byte words t, t + T, t + 2T, ... (T = all threads), four at a
- * time, and counts their bytes into its warp's table through `CountByte`. Bytes before the
- * first 16-byte boundary (@p head of them) and after the last one (fewer than 16) are counted
- * by threads 0..15 one at a time. Finally the block's 16 tables are summed per bin and added
- * to @p hist: 256 global atomics per block. Reads n bytes once; writes 1 KiB per block.
+ * Thread t of the grid reads 16-byte words t, t + T, t + 2T, ... (T = all threads) through
+ * `CountVectors` and adds each byte b to its private counter: the low (t mod 128 < 64) or high
+ * half of word (t mod 64) of row b. Lane l of a warp always hits bank l, whatever the bytes, so
+ * uniform, skewed and all-equal input cost the same: one PRMT, one address add and one shared
+ * atomic per byte. Every `kHistChunkVecs` words per thread the block drains its counters into
+ * registers (`DrainCounters`) before a 16-bit counter could overflow. Bytes before the first
+ * 16-byte boundary (@p head of them) and after the last one (fewer than 16) are counted by
+ * threads 0..15 one at a time. Finally thread t sums the 128 counters of bins t and t + 128 and
+ * adds them to @p hist: 256 global atomics per block. Reads n bytes once; writes 1 KiB per
+ * block.
  * @par Launch configuration
- * 1-D grid of `kHistBlockSize` threads, a few blocks per SM (all resident); 16 KiB static
- * shared memory per block.
- * @pre @p hist is zeroed; in + head is 16-byte aligned; head < 16; n - head - 16 num_vec < 16.
+ * 1-D grid of `kHistBlockSize` threads, at most as many blocks as are resident (three per SM);
+ * `kHistSharedBytes` (64 KiB) of dynamic shared memory per block.
+ * @pre @p hist is zeroed; in + head is 16-byte aligned; head < 16; n - head - 16 num_vec < 16;
+ *      n < 2^32.
  * @param[in] in device bytes
  * @param[in] n number of bytes
  * @param[in] head bytes before the first aligned 16-byte word
@@ -118,47 +197,50 @@ __device__ __forceinline__ void CountVector(std::uint32_t* table, std::uint32_t&
 __global__ void __launch_bounds__(kHistBlockSize)
     PrivatizedHistogramKernel(const std::uint8_t* __restrict__ in, std::size_t n, std::size_t head,
                               std::size_t num_vec, std::uint32_t* __restrict__ hist) {
-  __shared__ std::uint32_t tables[kHistWarps][kNumBins];
-  for (int i = threadIdx.x; i < kHistWarps * kNumBins; i += kHistBlockSize) {
-    tables[i / kNumBins][i % kNumBins] = 0;
+  extern __shared__ uint4 shared_counters[];
+  for (int i = threadIdx.x; i < kHistSharedBytes / 16; i += kHistBlockSize) {
+    shared_counters[i] = make_uint4(0, 0, 0, 0);
   }
-  // Every table must be zero before any warp counts into it.
+  // Every counter must be zero before any thread counts into it.
   __syncthreads();
 
-  // One table per warp: lanes of different warps never touch the same counter, so the only
-  // contention left is inside a warp, and run merging removes most of that.
-  std::uint32_t* table = tables[threadIdx.x / 32];
-  std::uint32_t current = 0;
-  std::uint32_t run = 0;
+  unsigned char* counters = reinterpret_cast<unsigned char*>(shared_counters);
+  std::uint32_t* words = reinterpret_cast<std::uint32_t*>(shared_counters);
+  const std::uint32_t column = (threadIdx.x % kHistColumns) * 4;
+  const std::uint32_t inc = threadIdx.x < kHistColumns ? 1u : 0x10000u;
   const uint4* vec = reinterpret_cast<const uint4*>(in + head);
   const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * kHistBlockSize + threadIdx.x;
   const std::size_t threads = static_cast<std::size_t>(gridDim.x) * kHistBlockSize;
+  // The most words any thread counts; the same in every thread, so the drain barriers below are
+  // reached by the whole block.
+  const std::size_t per_thread = (num_vec + threads - 1) / threads;
 
-  std::size_t i = tid;
-  // Four independent loads before any use: enough bytes in flight per SM to cover DRAM latency.
-  for (; i + (kHistUnroll - 1) * threads < num_vec; i += kHistUnroll * threads) {
-    uint4 v[kHistUnroll];
-#pragma unroll
-    for (int u = 0; u < kHistUnroll; ++u) v[u] = __ldcs(vec + i + u * threads);
-#pragma unroll
-    for (int u = 0; u < kHistUnroll; ++u) CountVector(table, current, run, v[u]);
+  std::uint32_t sums[kHistBinsPerThread] = {};
+  for (std::size_t k0 = 0; k0 < per_thread; k0 += kHistChunkVecs) {
+    const std::size_t k1 = per_thread < k0 + kHistChunkVecs ? per_thread : k0 + kHistChunkVecs;
+    const std::size_t end = num_vec < tid + k1 * threads ? num_vec : tid + k1 * threads;
+    CountVectors(vec, tid + k0 * threads, end, threads, counters, column, inc);
+    if (k1 < per_thread) {
+      // Only inputs over 4095 x 16 bytes per thread (about 3.3 GB on an H200) get here: all
+      // counting of this chunk ends before the drain, and the drain before counting resumes.
+      __syncthreads();
+      DrainCounters(words, sums, true);
+      __syncthreads();
+    }
   }
-  for (; i < num_vec; i += threads) CountVector(table, current, run, __ldcs(vec + i));
 
   // Unaligned edges: at most 15 bytes each, one per thread.
   const std::size_t tail_start = head + num_vec * 16;
-  if (tid < head) CountByte(table, current, run, in[tid]);
-  if (tid < n - tail_start) CountByte(table, current, run, in[tail_start + tid]);
-  if (run > 0) atomicAdd(&table[current], run);
-  // All warps must have finished counting before the tables are summed.
+  if (tid < head) CountAt(counters, (static_cast<std::uint32_t>(in[tid]) << 8) | column, inc);
+  if (tid < n - tail_start) {
+    CountAt(counters, (static_cast<std::uint32_t>(in[tail_start + tid]) << 8) | column, inc);
+  }
+  // All threads must have finished counting before the rows are summed.
   __syncthreads();
-
-  for (int b = threadIdx.x; b < kNumBins; b += kHistBlockSize) {
-    std::uint32_t sum = 0;
-    // Thread b reads column b of every table: consecutive threads, consecutive banks.
+  DrainCounters(words, sums, false);
 #pragma unroll
-    for (int w = 0; w < kHistWarps; ++w) sum += tables[w][b];
-    if (sum > 0) atomicAdd(&hist[b], sum);
+  for (int o = 0; o < kHistBinsPerThread; ++o) {
+    if (sums[o] > 0) atomicAdd(&hist[threadIdx.x + o * kHistBlockSize], sums[o]);
   }
 }
 
@@ -347,11 +429,12 @@ Split SplitAt16(const void* ptr, std::size_t n) {
 // Devices whose resident-grid size is cached (more are queried on every call).
 constexpr int kCachedDevices = 64;
 
-// Blocks for a grid-stride kernel: as many as can be resident at once, but no more than the
-// work needs (at least one). The occupancy query costs microseconds, as long as the kernel
-// itself at small n, so its result is cached per kernel and device.
-template <typename Kernel>
-unsigned ResidentGrid(Kernel kernel, int block_size, std::size_t items_per_block,
+// Blocks for a grid-stride kernel: as many as can be resident at once (with dynamic_smem bytes
+// of dynamic shared memory each), but no more than the work needs (at least one). The occupancy
+// query costs microseconds, as long as the kernel itself at small n, so its result is cached
+// per kernel (one instantiation each) and device.
+template <auto kKernel>
+unsigned ResidentGrid(int block_size, int dynamic_smem, std::size_t items_per_block,
                       std::size_t items) {
   static std::atomic<int> cached[kCachedDevices] = {};
   int device = 0;
@@ -361,7 +444,8 @@ unsigned ResidentGrid(Kernel kernel, int block_size, std::size_t items_per_block
     int sms = 0;
     int per_sm = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, 0));
+    CUDA_CHECK(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, block_size, dynamic_smem));
     resident = sms * std::max(per_sm, 1);
     if (device < kCachedDevices) cached[device].store(resident);
   }
@@ -380,10 +464,14 @@ void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, v
   CUDA_CHECK(cudaMemsetAsync(d_hist, 0, kNumBins * sizeof(std::uint32_t), stream));
   if (n == 0) return;
   const Split split = SplitAt16(d_in, n);
-  const unsigned grid = ResidentGrid(PrivatizedHistogramKernel, kHistBlockSize,
-                                     std::size_t{kHistBlockSize} * kHistUnroll, split.num_vec);
-  PrivatizedHistogramKernel<<<grid, kHistBlockSize, 0, stream>>>(d_in, n, split.head, split.num_vec,
-                                                                 d_hist);
+  // 64 KiB of dynamic shared memory is above the default 48 KiB limit: opt in (every call, so a
+  // new context or device is covered; the call is cheap and queues no GPU work).
+  CUDA_CHECK(cudaFuncSetAttribute(PrivatizedHistogramKernel,
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize, kHistSharedBytes));
+  const unsigned grid = ResidentGrid<PrivatizedHistogramKernel>(
+      kHistBlockSize, kHistSharedBytes, std::size_t{kHistBlockSize} * kHistUnroll, split.num_vec);
+  PrivatizedHistogramKernel<<<grid, kHistBlockSize, kHistSharedBytes, stream>>>(
+      d_in, n, split.head, split.num_vec, d_hist);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -440,8 +528,8 @@ void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, 
   Histogram(d_in, n, s.hist, nullptr, 0, stream);
   ExclusiveScan<std::uint32_t>(s.hist, s.offsets, kNumBins, s.scan_temp, s.scan_temp_bytes, stream);
   const Split split = SplitAt16(d_out, n);
-  const unsigned grid =
-      ResidentGrid(WriteRunsKernel, kFillBlockSize, std::size_t{kFillBlockSize} * 4, split.num_vec);
+  const unsigned grid = ResidentGrid<WriteRunsKernel>(
+      kFillBlockSize, 0, std::size_t{kFillBlockSize} * 4, split.num_vec);
   WriteRunsKernel<<<grid, kFillBlockSize, 0, stream>>>(s.offsets, n, split.head, split.num_vec,
                                                        d_out);
   CUDA_CHECK_LAST_LAUNCH();
