@@ -250,10 +250,13 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
 
 TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
   // One segment whose "buckets" have the lengths below (one chunk, so the scanned matrix is
-  // the exclusive scan of the lengths); 9000 exceeds a tile and must be listed, untouched.
-  const std::vector<std::uint32_t> lens = {0, 1, 2, 511, 512, 513, 1000, 4097, 8192, 9000, 3};
+  // the exclusive scan of the lengths); 9000 exceeds a tile and must be listed with its min and
+  // max, untouched; the 8500 equal keys exceed it too but are final and copied to the output.
+  const std::vector<std::uint32_t> lens = {0,    1,    2,    511,  512, 513,
+                                           1000, 4097, 8192, 9000, 3,   8500};
   const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
-  const std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
+  std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
+  std::fill(keys.end() - 8500, keys.end(), 77u);
   optimized::Segment seg;
   seg.len = total;
   seg.buckets = static_cast<std::uint32_t>(lens.size());
@@ -273,7 +276,7 @@ TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
                                 nullptr);
   const std::vector<std::uint32_t> out = d_out.ToHost();
   for (std::size_t b = 0; b < lens.size(); ++b) {
-    if (lens[b] > optimized::kTile) continue;
+    if (lens[b] > optimized::kTile && b != lens.size() - 1) continue;
     std::vector<std::uint32_t> want(keys.begin() + starts[b], keys.begin() + starts[b] + lens[b]);
     std::sort(want.begin(), want.end());
     EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + starts[b])) << "bucket " << b;
@@ -282,6 +285,10 @@ TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
   const std::vector<optimized::Span> list = d_list.ToHost();
   EXPECT_EQ(list[0].begin, starts[9]);
   EXPECT_EQ(list[0].len, 9000u);
+  const auto [lo, hi] =
+      std::minmax_element(keys.begin() + starts[9], keys.begin() + starts[9] + 9000);
+  EXPECT_EQ(list[0].min, *lo);
+  EXPECT_EQ(list[0].max, *hi);
 }
 
 // ---------------------------------------------------------------------- end-to-end tests

@@ -222,6 +222,9 @@ inline constexpr std::uint32_t kChunk = 16384;
 inline constexpr int kChunkThreads = 1024;
 /// Most buckets per segment (counters in shared memory, histogram matrix size).
 inline constexpr std::uint32_t kMaxBuckets = 2048;
+/// Longest oversized bucket whose min and max the bitonic block reduces itself; longer ones
+/// (a skewed cluster) are reduced by SegmentMinMax with one block per chunk at the next level.
+inline constexpr std::uint64_t kBlockMinMaxKeys = 32 * std::uint64_t{kTile};
 /// Mean keys per bucket the bucket count aims at: far enough below kTile that uniform keys
 /// (Poisson spread, sqrt(7000) ~ 84) never overflow a tile.
 inline constexpr std::uint32_t kTargetBucketKeys = 7000;
@@ -242,8 +245,10 @@ struct Segment {
 };
 /// A range of keys: a bucket too large for one tile, bucketed again by the next level.
 struct Span {
-  std::uint64_t begin;  ///< first key
-  std::uint64_t len;    ///< keys
+  std::uint64_t begin;            ///< first key
+  std::uint64_t len;              ///< keys
+  std::uint32_t min = 0xFFFFFFFF; ///< smallest key, from the bitonic kernel (see kBlockMinMaxKeys)
+  std::uint32_t max = 0;          ///< largest key, from the bitonic kernel (see kBlockMinMaxKeys)
 };
 /// Totals of one level's plan.
 struct LevelPlan {
@@ -258,7 +263,8 @@ LevelPlan PlanLevel(const std::vector<Span>& spans);
 
 /// The steps timed separately in the per-kernel breakdown.
 enum class Stage : int {
-  kMinMax,     ///< min and max (chapter 01 at level 0, segmented kernel below)
+  kMinMax,     ///< min and max (chapter 01 at level 0; below, SegmentMinMax for buckets
+               ///< longer than kBlockMinMaxKeys, the bitonic kernel for the others)
   kHistogram,  ///< per-chunk bucket histograms
   kScan,       ///< scan of the bucket-major matrix (chapter 02)
   kPartition,  ///< ranking in shared memory and coalesced scatter
@@ -318,7 +324,8 @@ class Workspace {
   int levels = 0;                              ///< levels the last sort needed
 };
 
-/// min/max of every segment (atomics per block); @p d_minmax must hold {0xFFFFFFFF, 0}.
+/// min/max of every segment longer than kBlockMinMaxKeys (atomics per block); their entries of
+/// @p d_minmax must hold {0xFFFFFFFF, 0}; shorter segments are skipped.
 /// @param[in] d_keys keys
 /// @param[in] d_segments segments
 /// @param[in] num_segments segments
@@ -358,7 +365,9 @@ void Partition(const std::uint32_t* d_keys, const Segment* d_segments,
                const ch01::MinMaxPair<std::uint32_t>* d_minmax, const std::uint32_t* d_scanned,
                std::uint32_t* d_part, std::uint32_t* d_out, cudaStream_t stream);
 /// Sorts every bucket of at most kTile keys from @p d_part into @p d_out (in place allowed);
-/// appends larger buckets of segments with min < max to @p d_oversized.
+/// reduces the min and max of every larger bucket of at most kBlockMinMaxKeys keys: an
+/// all-equal one is copied to @p d_out (final), any other is appended to @p d_oversized with
+/// its min and max; longer buckets are appended with {min, max} = {0xFFFFFFFF, 0}.
 /// @param[in] d_part partitioned keys
 /// @param[out] d_out sorted keys
 /// @param[in] d_segments segments
