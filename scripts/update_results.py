@@ -61,6 +61,13 @@ def table(rows, opts):
               if ("variants" not in want or r["variant"] in want["variants"])
               and ("n" not in want or r["n"] in want["n"])
               and ("dist" not in want or r["dist"] in want["dist"])]
+    seen, unique = set(), []
+    for r in picked:  # a run that repeats a (variant, n, dist) row: the first one is shown
+        key = (r["variant"], r["n"], r["dist"])
+        if key not in seen:
+            seen.add(key)
+            unique.append(r)
+    picked = unique
     if "variants" in want:
         order = {v: i for i, v in enumerate(want["variants"])}
         picked.sort(key=lambda r: (int(r["n"]), r["dist"], order[r["variant"]]))
