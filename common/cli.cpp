@@ -72,10 +72,20 @@ std::uint64_t ParseSize(const std::string& text) {
   std::uint64_t scale = 1;
   std::string digits = text;
   switch (std::toupper(static_cast<unsigned char>(text.back()))) {
-    case 'K': scale = 1ull << 10; digits.pop_back(); break;
-    case 'M': scale = 1ull << 20; digits.pop_back(); break;
-    case 'G': scale = 1ull << 30; digits.pop_back(); break;
-    default: break;
+    case 'K':
+      scale = 1ull << 10;
+      digits.pop_back();
+      break;
+    case 'M':
+      scale = 1ull << 20;
+      digits.pop_back();
+      break;
+    case 'G':
+      scale = 1ull << 30;
+      digits.pop_back();
+      break;
+    default:
+      break;
   }
   const std::uint64_t v = CheckedMul(DigitsOrThrow(digits, text), scale, text);
   if (v > kMaxSize) throw UsageError("size '" + text + "' is out of range");
@@ -126,27 +136,33 @@ Cli::Cli(std::string program, std::string description, CliDefaults defaults)
                        parsed_.seed = static_cast<std::uint64_t>(
                            ParseInteger(v, 0, std::numeric_limits<std::int64_t>::max()));
                      }});
-  common_.push_back({"reps", "R", "timed repetitions per GPU variant (default " +
-                                      std::to_string(defaults_.reps) + ")",
-                     [this](const std::string& v) {
-                       parsed_.reps = static_cast<int>(ParseInteger(v, 1, 100000));
-                     }});
-  common_.push_back({"warmup", "W", "untimed warm-up runs (default " +
-                                        std::to_string(defaults_.warmup) + ")",
+  common_.push_back(
+      {"reps", "R",
+       "timed repetitions per GPU variant (default " + std::to_string(defaults_.reps) + ")",
+       [this](const std::string& v) {
+         parsed_.reps = static_cast<int>(ParseInteger(v, 1, 100000));
+       }});
+  common_.push_back({"warmup", "W",
+                     "untimed warm-up runs (default " + std::to_string(defaults_.warmup) + ")",
                      [this](const std::string& v) {
                        parsed_.warmup = static_cast<int>(ParseInteger(v, 0, 100000));
                      }});
-  common_.push_back({"cpu-reps", "R", "timed repetitions of the CPU reference (default " +
-                                          std::to_string(defaults_.cpu_reps) + "; 0 = not timed)",
+  common_.push_back({"cpu-reps", "R",
+                     "timed repetitions of the CPU reference (default " +
+                         std::to_string(defaults_.cpu_reps) + "; 0 = not timed)",
                      [this](const std::string& v) {
                        parsed_.cpu_reps = static_cast<int>(ParseInteger(v, 0, 100000));
                      }});
   common_.push_back({"format", "F", "report format: table|csv|json (default table)",
                      [this](const std::string& v) {
-                       if (v == "table") parsed_.format = OutputFormat::kTable;
-                       else if (v == "csv") parsed_.format = OutputFormat::kCsv;
-                       else if (v == "json") parsed_.format = OutputFormat::kJson;
-                       else throw UsageError("unknown format '" + v + "' (table, csv or json)");
+                       if (v == "table")
+                         parsed_.format = OutputFormat::kTable;
+                       else if (v == "csv")
+                         parsed_.format = OutputFormat::kCsv;
+                       else if (v == "json")
+                         parsed_.format = OutputFormat::kJson;
+                       else
+                         throw UsageError("unknown format '" + v + "' (table, csv or json)");
                      }});
   common_.push_back({"no-verify", "", "skip verification (rows then say verified: skipped)",
                      [this](const std::string&) { parsed_.verify = false; }});
@@ -165,8 +181,8 @@ void Cli::AddFlag(const std::string& name, bool* value, const std::string& help)
   Add({name, "", help, [value](const std::string&) { *value = true; }});
 }
 
-void Cli::AddInt(const std::string& name, std::int64_t* value, std::int64_t min,
-                 std::int64_t max, const std::string& help) {
+void Cli::AddInt(const std::string& name, std::int64_t* value, std::int64_t min, std::int64_t max,
+                 const std::string& help) {
   Add({name, "I", help + " (default " + std::to_string(*value) + ")",
        [=](const std::string& v) { *value = ParseInteger(v, min, max); }});
 }
@@ -186,8 +202,7 @@ void Cli::AddSize(const std::string& name, std::uint64_t* value, std::uint64_t m
 void Cli::AddChoice(const std::string& name, std::string* value, std::vector<std::string> choices,
                     const std::string& help) {
   const std::string list = Join(choices, "|");
-  Add({name, "W", help + ": " + list + " (default " + *value + ")",
-       [=](const std::string& v) {
+  Add({name, "W", help + ": " + list + " (default " + *value + ")", [=](const std::string& v) {
          for (const auto& c : choices) {
            if (c == v) {
              *value = v;
@@ -250,8 +265,10 @@ std::string Cli::Help() const {
     os << "\n" << title << ":\n";
     for (const auto& o : options) {
       std::string left = "  --" + o.name + (o.metavar.empty() ? "" : " " + o.metavar);
-      if (left.size() < 24) left.resize(24, ' ');
-      else left += "  ";
+      if (left.size() < 24)
+        left.resize(24, ' ');
+      else
+        left += "  ";
       os << left << o.help << "\n";
     }
   };

@@ -47,14 +47,14 @@ struct CommonOptions {
 
 /// Per-executable defaults and limits for the common flags.
 struct CliDefaults {
-  std::uint64_t n = 1 << 20;                   ///< default `--n`
-  std::uint64_t min_n = 0;                     ///< smallest accepted `--n`
+  std::uint64_t n = 1 << 20;                     ///< default `--n`
+  std::uint64_t min_n = 0;                       ///< smallest accepted `--n`
   std::uint64_t max_n = std::uint64_t{1} << 36;  ///< largest accepted `--n`
-  bool has_dist = true;                        ///< whether `--dist` applies
-  Distribution dist = Distribution::kUniform;  ///< default `--dist`
-  int reps = 20;                               ///< default `--reps`
-  int warmup = 3;                              ///< default `--warmup`
-  int cpu_reps = 3;                            ///< default `--cpu-reps`
+  bool has_dist = true;                          ///< whether `--dist` applies
+  Distribution dist = Distribution::kUniform;    ///< default `--dist`
+  int reps = 20;                                 ///< default `--reps`
+  int warmup = 3;                                ///< default `--warmup`
+  int cpu_reps = 3;                              ///< default `--cpu-reps`
 };
 
 /// Parses a size: digits with an optional K/M/G suffix (powers of two), `2^k`, or `Ae B`
@@ -78,8 +78,8 @@ class Cli {
   void AddInt(const std::string& name, std::int64_t* value, std::int64_t min, std::int64_t max,
               const std::string& help);
   /// A size flag (suffixes as `--n`) in [@p min, @p max].
-  void AddSize(const std::string& name, std::uint64_t* value, std::uint64_t min,
-               std::uint64_t max, const std::string& help);
+  void AddSize(const std::string& name, std::uint64_t* value, std::uint64_t min, std::uint64_t max,
+               const std::string& help);
   /// A word from a fixed list.
   void AddChoice(const std::string& name, std::string* value, std::vector<std::string> choices,
                  const std::string& help);

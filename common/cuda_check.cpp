@@ -7,8 +7,8 @@
 namespace staged {
 
 std::string FormatCudaError(cudaError_t code, const char* expr, const char* file, int line) {
-  return std::string(file) + ":" + std::to_string(line) + ": " + expr + " failed: " +
-         cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")";
+  return std::string(file) + ":" + std::to_string(line) + ": " + expr +
+         " failed: " + cudaGetErrorName(code) + " (" + cudaGetErrorString(code) + ")";
 }
 
 void CheckCuda(cudaError_t code, const char* expr, const char* file, int line) {

@@ -52,11 +52,11 @@ class DeviceBuffer {
     return *this;
   }
 
-  T* data() noexcept { return data_; }                     ///< device pointer (null if empty)
-  const T* data() const noexcept { return data_; }         ///< device pointer (null if empty)
-  std::size_t size() const noexcept { return size_; }      ///< number of elements
+  T* data() noexcept { return data_; }                 ///< device pointer (null if empty)
+  const T* data() const noexcept { return data_; }     ///< device pointer (null if empty)
+  std::size_t size() const noexcept { return size_; }  ///< number of elements
   std::size_t bytes() const noexcept { return size_ * sizeof(T); }  ///< size in bytes
-  bool empty() const noexcept { return size_ == 0; }       ///< true when nothing is owned
+  bool empty() const noexcept { return size_ == 0; }                ///< true when nothing is owned
 
   /// Copies @p count elements from host memory; throws `std::out_of_range` past the end.
   void CopyFromHost(const T* host, std::size_t count, cudaStream_t stream = nullptr) {
@@ -123,10 +123,10 @@ class PinnedBuffer {
     std::swap(size_, other.size_);
     return *this;
   }
-  T* data() noexcept { return data_; }                  ///< host pointer (null if empty)
-  const T* data() const noexcept { return data_; }      ///< host pointer (null if empty)
-  std::size_t size() const noexcept { return size_; }   ///< number of elements
-  T& operator[](std::size_t i) noexcept { return data_[i]; }              ///< element access
+  T* data() noexcept { return data_; }                        ///< host pointer (null if empty)
+  const T* data() const noexcept { return data_; }            ///< host pointer (null if empty)
+  std::size_t size() const noexcept { return size_; }         ///< number of elements
+  T& operator[](std::size_t i) noexcept { return data_[i]; }  ///< element access
   const T& operator[](std::size_t i) const noexcept { return data_[i]; }  ///< element access
 
  private:

@@ -19,7 +19,7 @@ namespace staged {
 
 namespace {
 
-constexpr int kFmaChains = 8;        // independent accumulators per thread hide FMA latency
+constexpr int kFmaChains = 8;         // independent accumulators per thread hide FMA latency
 constexpr int kFmaIterations = 1024;  // long enough that launch overhead is negligible
 constexpr int kFmaBlock = 256;
 
@@ -146,8 +146,7 @@ int Fp32LanesPerSm(int cc_major, int cc_minor) {
 }
 
 double Fp32GflopsFromAttributes(const DeviceInfo& info) {
-  return 2.0 * info.sm_count * Fp32LanesPerSm(info.cc_major, info.cc_minor) * info.clock_khz *
-         1e-6;
+  return 2.0 * info.sm_count * Fp32LanesPerSm(info.cc_major, info.cc_minor) * info.clock_khz * 1e-6;
 }
 
 void MeasurePeaks(DeviceInfo& info) {

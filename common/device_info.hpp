@@ -12,18 +12,18 @@ namespace staged {
 
 /// Properties of the current device plus the peaks measured on it.
 struct DeviceInfo {
-  int ordinal = 0;                 ///< CUDA device ordinal
-  std::string name;                ///< e.g. "NVIDIA H200"
-  int cc_major = 0;                ///< compute capability, major
-  int cc_minor = 0;                ///< compute capability, minor
-  int sm_count = 0;                ///< streaming multiprocessors
-  int clock_khz = 0;               ///< peak SM clock reported by the driver
-  std::size_t total_bytes = 0;     ///< global memory
-  std::size_t free_bytes = 0;      ///< free global memory when queried
-  std::size_t l2_bytes = 0;        ///< L2 cache size
-  double copy_gbps = 0.0;          ///< measured device copy bandwidth, (read + write) / time
-  double fp32_gflops = 0.0;        ///< FP32 rate, FMA = 2 flops
-  std::string fp32_source;         ///< "measured" or "attributes" (SMs x lanes x 2 x clock)
+  int ordinal = 0;              ///< CUDA device ordinal
+  std::string name;             ///< e.g. "NVIDIA H200"
+  int cc_major = 0;             ///< compute capability, major
+  int cc_minor = 0;             ///< compute capability, minor
+  int sm_count = 0;             ///< streaming multiprocessors
+  int clock_khz = 0;            ///< peak SM clock reported by the driver
+  std::size_t total_bytes = 0;  ///< global memory
+  std::size_t free_bytes = 0;   ///< free global memory when queried
+  std::size_t l2_bytes = 0;     ///< L2 cache size
+  double copy_gbps = 0.0;       ///< measured device copy bandwidth, (read + write) / time
+  double fp32_gflops = 0.0;     ///< FP32 rate, FMA = 2 flops
+  std::string fp32_source;      ///< "measured" or "attributes" (SMs x lanes x 2 x clock)
 
   /// One line: name, compute capability, SMs, memory, and the peaks with their sources.
   std::string Describe() const;

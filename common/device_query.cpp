@@ -23,8 +23,8 @@ int main(int argc, char** argv) {
     if (ctx->options.format == staged::OutputFormat::kCsv) {
       std::cout << "name,cc,sms,memory_bytes,l2_bytes,copy_gbps,fp32_gflops,fp32_source\n"
                 << d.name << ',' << d.cc_major << '.' << d.cc_minor << ',' << d.sm_count << ','
-                << d.total_bytes << ',' << d.l2_bytes << ',' << d.copy_gbps << ','
-                << d.fp32_gflops << ',' << d.fp32_source << "\n";
+                << d.total_bytes << ',' << d.l2_bytes << ',' << d.copy_gbps << ',' << d.fp32_gflops
+                << ',' << d.fp32_source << "\n";
     } else {
       std::cout << "device: " << d.Describe() << "\n"
                 << "L2: " << staged::FormatBytes(static_cast<double>(d.l2_bytes))

@@ -10,8 +10,7 @@
 
 namespace staged {
 
-int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body,
-            std::ostream& err) {
+int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body, std::ostream& err) {
   std::string program = argc > 0 && argv[0] != nullptr ? argv[0] : "program";
   const auto slash = program.find_last_of('/');
   if (slash != std::string::npos) program = program.substr(slash + 1);

@@ -6,10 +6,9 @@
  * |---|---|---|
  * | none, body returned 0 | 0 | ran and verified |
  * | `VerificationError` | 1 | a result did not match its reference |
- * | `UsageError`, `InputError`, `std::bad_alloc` | 2 | bad usage or input (too large for host memory included) |
- * | `CudaError` | 3 | a CUDA call failed (77 when the error means "no usable GPU") |
- * | `NoGpuError` | 77 | no usable GPU |
- * | anything else | 3 | unexpected runtime failure |
+ * | `UsageError`, `InputError`, `std::bad_alloc` | 2 | bad usage or input (too large for host
+ * memory included) | | `CudaError` | 3 | a CUDA call failed (77 when the error means "no usable
+ * GPU") | | `NoGpuError` | 77 | no usable GPU | | anything else | 3 | unexpected runtime failure |
  *
  * @code
  * int main(int argc, char** argv) {
@@ -35,8 +34,7 @@ namespace staged {
 ///            in messages)
 /// @param[in] body the program; returns its exit code or throws
 /// @param[out] err where the one-line error message goes
-int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body,
-            std::ostream& err);
+int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body, std::ostream& err);
 /// Same as above, printing errors to stderr.
 /// @param[in] argc, argv the process arguments
 /// @param[in] body the program; returns its exit code or throws

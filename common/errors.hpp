@@ -14,11 +14,11 @@ namespace staged {
 
 /// Process exit codes shared by every executable (see the "Contract" section of the README).
 enum ExitCode : int {
-  kExitOk = 0,               ///< ran, and every verified result matched
-  kExitVerifyFailed = 1,     ///< a result did not match its reference
-  kExitUsage = 2,            ///< bad command line or bad input data
-  kExitCudaError = 3,        ///< a CUDA runtime or library call failed
-  kExitNoGpu = 77,           ///< no usable GPU; 77 is CTest's conventional skip code
+  kExitOk = 0,            ///< ran, and every verified result matched
+  kExitVerifyFailed = 1,  ///< a result did not match its reference
+  kExitUsage = 2,         ///< bad command line or bad input data
+  kExitCudaError = 3,     ///< a CUDA runtime or library call failed
+  kExitNoGpu = 77,        ///< no usable GPU; 77 is CTest's conventional skip code
 };
 
 /// Bad command line: unknown flag, malformed or out-of-range value. Exit code 2.

@@ -21,12 +21,18 @@ const std::vector<Distribution>& AllDistributions() {
 
 std::string DistributionName(Distribution dist) {
   switch (dist) {
-    case Distribution::kUniform: return "uniform";
-    case Distribution::kSorted: return "sorted";
-    case Distribution::kReverse: return "reverse";
-    case Distribution::kEqual: return "equal";
-    case Distribution::kFew: return "few";
-    case Distribution::kSkewed: return "skewed";
+    case Distribution::kUniform:
+      return "uniform";
+    case Distribution::kSorted:
+      return "sorted";
+    case Distribution::kReverse:
+      return "reverse";
+    case Distribution::kEqual:
+      return "equal";
+    case Distribution::kFew:
+      return "few";
+    case Distribution::kSkewed:
+      return "skewed";
   }
   return "unknown";
 }

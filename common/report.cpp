@@ -11,10 +11,14 @@ namespace staged {
 
 std::string VerifiedName(Verified v) {
   switch (v) {
-    case Verified::kYes: return "yes";
-    case Verified::kNo: return "no";
-    case Verified::kSkipped: return "skipped";
-    case Verified::kReference: return "reference";
+    case Verified::kYes:
+      return "yes";
+    case Verified::kNo:
+      return "no";
+    case Verified::kSkipped:
+      return "skipped";
+    case Verified::kReference:
+      return "reference";
   }
   return "no";
 }
@@ -143,9 +147,9 @@ void Report::Print(std::ostream& out, OutputFormat format) const {
   // Human table.
   out << "device:  " << device_.Describe() << "\n";
   out << "chapter: " << chapter_ << "   seed: " << seed_ << "\n\n";
-  const std::vector<std::string> head = {"variant", "n",        "dist",   "median ms",
-                                         "min ms",  "max ms",   "throughput", "% peak",
-                                         "x cpu",   "x naive",  "vs lib", "verified"};
+  const std::vector<std::string> head = {"variant", "n",       "dist",       "median ms",
+                                         "min ms",  "max ms",  "throughput", "% peak",
+                                         "x cpu",   "x naive", "vs lib",     "verified"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& f : rows) {
     const auto& r = f.row;
@@ -170,8 +174,8 @@ void Report::Print(std::ostream& out, OutputFormat format) const {
   for (const auto& row : cells) line(row);
   bool any_skipped = false;
   for (const auto& r : rows_) any_skipped |= r.verified == Verified::kSkipped;
-  out << "\nverified: "
-      << (!AllVerified() ? "no" : (any_skipped ? "skipped (--no-verify)" : "yes")) << "\n";
+  out << "\nverified: " << (!AllVerified() ? "no" : (any_skipped ? "skipped (--no-verify)" : "yes"))
+      << "\n";
 }
 
 }  // namespace staged

@@ -40,12 +40,12 @@ std::string VerifiedName(Verified v);
 
 /// One measured variant.
 struct ReportRow {
-  std::string variant;                 ///< `naive`, `optimized`, `optimized:<stage>`, `library:cub`, `cpu`
-  std::uint64_t n = 0;                 ///< problem size
-  std::string dist;                    ///< distribution name, or `-`
-  TimingStats time;                    ///< median/min/max in ms
-  double throughput = 0.0;             ///< in `unit`
-  std::string unit;                    ///< `GB/s`, `GFLOP/s`, `GE/s`, ...
+  std::string variant;      ///< `naive`, `optimized`, `optimized:<stage>`, `library:cub`, `cpu`
+  std::uint64_t n = 0;      ///< problem size
+  std::string dist;         ///< distribution name, or `-`
+  TimingStats time;         ///< median/min/max in ms
+  double throughput = 0.0;  ///< in `unit`
+  std::string unit;         ///< `GB/s`, `GFLOP/s`, `GE/s`, ...
   std::optional<double> pct_peak;      ///< % of the measured peak (auto for GB/s and GFLOP/s)
   Verified verified = Verified::kYes;  ///< verification outcome
   std::string cpu_ref;                 ///< row used for speedup_cpu (empty: report default)
@@ -55,11 +55,11 @@ struct ReportRow {
 
 /// A row after the ratios were computed (what is printed).
 struct FinalRow {
-  ReportRow row;                          ///< the measured values
-  std::optional<double> pct_peak;         ///< resolved % of peak
-  std::optional<double> speedup_cpu;      ///< CPU median / this median
-  std::optional<double> speedup_naive;    ///< naive median / this median
-  std::optional<double> vs_library;       ///< library median / this median
+  ReportRow row;                        ///< the measured values
+  std::optional<double> pct_peak;       ///< resolved % of peak
+  std::optional<double> speedup_cpu;    ///< CPU median / this median
+  std::optional<double> speedup_naive;  ///< naive median / this median
+  std::optional<double> vs_library;     ///< library median / this median
 };
 
 /// Collects rows for one chapter run and prints them.

@@ -29,7 +29,7 @@ class Stream {
     std::swap(stream_, other.stream_);
     return *this;
   }
-  cudaStream_t get() const noexcept { return stream_; }   ///< the raw handle
+  cudaStream_t get() const noexcept { return stream_; }  ///< the raw handle
   /// Blocks the host until all work queued on the stream has finished.
   void Synchronize() const { CUDA_CHECK(cudaStreamSynchronize(stream_)); }
 
@@ -54,7 +54,7 @@ class Event {
     std::swap(event_, other.event_);
     return *this;
   }
-  cudaEvent_t get() const noexcept { return event_; }     ///< the raw handle
+  cudaEvent_t get() const noexcept { return event_; }  ///< the raw handle
   /// Records the event on @p stream.
   void Record(cudaStream_t stream = nullptr) { CUDA_CHECK(cudaEventRecord(event_, stream)); }
   /// Blocks the host until the event has completed.

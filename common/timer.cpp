@@ -12,8 +12,8 @@ TimingStats Summarize(std::vector<double> samples_ms) {
   std::sort(samples_ms.begin(), samples_ms.end());
   const std::size_t n = samples_ms.size();
   TimingStats stats;
-  stats.median_ms = (n % 2 == 1) ? samples_ms[n / 2]
-                                 : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
+  stats.median_ms =
+      (n % 2 == 1) ? samples_ms[n / 2] : 0.5 * (samples_ms[n / 2 - 1] + samples_ms[n / 2]);
   stats.min_ms = samples_ms.front();
   stats.max_ms = samples_ms.back();
   stats.reps = static_cast<int>(n);

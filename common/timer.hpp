@@ -47,8 +47,8 @@ class GpuTimer {
  public:
   /// @param[in] stream the stream whose work is timed
   explicit GpuTimer(cudaStream_t stream = nullptr) : stream_(stream) {}
-  void Start() { start_.Record(stream_); }   ///< records the start event
-  void Stop() { stop_.Record(stream_); }     ///< records the stop event
+  void Start() { start_.Record(stream_); }  ///< records the start event
+  void Stop() { stop_.Record(stream_); }    ///< records the stop event
   /// Waits for the stop event and returns the elapsed milliseconds.
   double ElapsedMs() {
     stop_.Synchronize();

@@ -8,8 +8,8 @@ std::string VerifyReport::Summary() const {
   std::ostringstream os;
   if (ok) {
     os << "verified " << checked << " elements";
-    if (max_abs_error > 0.0) os << " (max abs error " << max_abs_error << ", max rel error "
-                                << max_rel_error << ")";
+    if (max_abs_error > 0.0)
+      os << " (max abs error " << max_abs_error << ", max rel error " << max_rel_error << ")";
     return os.str();
   }
   os << "MISMATCH: " << mismatches << " of " << checked << " elements differ";

@@ -23,20 +23,20 @@ namespace staged {
 
 /// One differing element: where, what was expected, what was found.
 struct Mismatch {
-  std::size_t index = 0;   ///< position in the compared arrays
-  std::string expected;    ///< the reference value, printed
-  std::string actual;      ///< the computed value, printed
+  std::size_t index = 0;  ///< position in the compared arrays
+  std::string expected;   ///< the reference value, printed
+  std::string actual;     ///< the computed value, printed
 };
 
 /// The outcome of a check. `ok` is the verdict; the rest explains it.
 struct VerifyReport {
-  bool ok = true;                    ///< true when every element passed
-  std::size_t checked = 0;           ///< elements examined
-  std::size_t mismatches = 0;        ///< elements that failed
-  std::vector<Mismatch> first;       ///< the first few failures, in index order
-  double max_abs_error = 0.0;        ///< largest |actual - expected| over finite pairs
-  double max_rel_error = 0.0;        ///< largest |actual - expected| / |expected|
-  std::string note;                  ///< a sentence for failures that are not per element
+  bool ok = true;               ///< true when every element passed
+  std::size_t checked = 0;      ///< elements examined
+  std::size_t mismatches = 0;   ///< elements that failed
+  std::vector<Mismatch> first;  ///< the first few failures, in index order
+  double max_abs_error = 0.0;   ///< largest |actual - expected| over finite pairs
+  double max_rel_error = 0.0;   ///< largest |actual - expected| / |expected|
+  std::string note;             ///< a sentence for failures that are not per element
 
   /// One line (plus one per listed mismatch) suitable for stderr.
   std::string Summary() const;
@@ -120,8 +120,7 @@ VerifyReport CompareTolerance(const T* expected, const T* actual, std::size_t n,
 /// Lists the first out-of-order positions; for a wrong multiset, the first differing rank.
 template <typename T>
 VerifyReport CheckSortedPermutation(const T* input, std::size_t n_in, const T* output,
-                                    std::size_t n_out,
-                                    std::size_t max_listed = kListedMismatches) {
+                                    std::size_t n_out, std::size_t max_listed = kListedMismatches) {
   static_assert(!std::is_floating_point_v<T>, "sort checks are for integer keys");
   VerifyReport r;
   r.checked = n_out;

@@ -189,8 +189,8 @@ struct OneLevel {
     const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
     const ch01::MinMaxPair<std::uint32_t> mm{*lo, *hi};
     minmax.CopyFromHost(&mm, 1);
-    optimized::Histogram(d_in.data(), segments.data(), 1, plan.chunks, minmax.data(),
-                         matrix.data(), nullptr);
+    optimized::Histogram(d_in.data(), segments.data(), 1, plan.chunks, minmax.data(), matrix.data(),
+                         nullptr);
   }
   optimized::LevelPlan plan;
   DeviceBuffer<std::uint32_t> d_in;
@@ -235,7 +235,8 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
       const std::vector<std::uint32_t> p = (*lo == *hi ? out : part).ToHost();
       for (std::uint32_t b = 0; b < seg.buckets; ++b) {
         const std::size_t begin = scanned[std::uint64_t{b} * seg.chunks];
-        const std::size_t end = b + 1 < seg.buckets ? scanned[std::uint64_t{b + 1} * seg.chunks] : n;
+        const std::size_t end =
+            b + 1 < seg.buckets ? scanned[std::uint64_t{b + 1} * seg.chunks] : n;
         for (std::size_t i = begin; i < end; ++i) {
           ASSERT_EQ(ArithmeticBucket(p[i], *lo, scale), b) << "position " << i;
         }
@@ -252,8 +253,7 @@ TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
   // One segment whose "buckets" have the lengths below (one chunk, so the scanned matrix is
   // the exclusive scan of the lengths); 9000 exceeds a tile and must be listed with its min and
   // max, untouched; the 8500 equal keys exceed it too but are final and copied to the output.
-  const std::vector<std::uint32_t> lens = {0,    1,    2,    511,  512, 513,
-                                           1000, 4097, 8192, 9000, 3,   8500};
+  const std::vector<std::uint32_t> lens = {0, 1, 2, 511, 512, 513, 1000, 4097, 8192, 9000, 3, 8500};
   const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
   std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
   std::fill(keys.end() - 8500, keys.end(), 77u);
@@ -272,8 +272,7 @@ TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
   d_out.FillBytes(0);
   d_count.FillBytes(0);
   optimized::BitonicSortBuckets(d_in.data(), d_out.data(), d_seg.data(), 1, seg.buckets,
-                                d_mm.data(), d_scan.data(), d_list.data(), d_count.data(),
-                                nullptr);
+                                d_mm.data(), d_scan.data(), d_list.data(), d_count.data(), nullptr);
   const std::vector<std::uint32_t> out = d_out.ToHost();
   for (std::size_t b = 0; b < lens.size(); ++b) {
     if (lens[b] > optimized::kTile && b != lens.size() - 1) continue;
@@ -297,10 +296,14 @@ enum class Variant { kNaive, kOptimized, kThrust, kCub };
 
 std::string VariantName(Variant v) {
   switch (v) {
-    case Variant::kNaive: return "Naive";
-    case Variant::kOptimized: return "Optimized";
-    case Variant::kThrust: return "Thrust";
-    case Variant::kCub: return "Cub";
+    case Variant::kNaive:
+      return "Naive";
+    case Variant::kOptimized:
+      return "Optimized";
+    case Variant::kThrust:
+      return "Thrust";
+    case Variant::kCub:
+      return "Cub";
   }
   return "Unknown";
 }
@@ -322,7 +325,9 @@ std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& 
       if (levels != nullptr) *levels = ws.levels;
       break;
     }
-    case Variant::kThrust: library::ThrustSort(d_in.data(), d_out.data(), n, nullptr); break;
+    case Variant::kThrust:
+      library::ThrustSort(d_in.data(), d_out.data(), n, nullptr);
+      break;
     case Variant::kCub: {
       library::Workspace ws(n);
       library::CubRadixSort(d_in.data(), d_out.data(), n, ws, nullptr);
@@ -350,9 +355,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          Variant::kCub),
                        ::testing::ValuesIn(staged::AllDistributions()),
                        ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{2},
-                                         std::size_t{1023}, std::size_t{1025},
-                                         std::size_t{100003}, std::size_t{1} << 20,
-                                         (std::size_t{1} << 23) + 5)),
+                                         std::size_t{1023}, std::size_t{1025}, std::size_t{100003},
+                                         std::size_t{1} << 20, (std::size_t{1} << 23) + 5)),
     [](const ::testing::TestParamInfo<SortCase>& info) {
       return VariantName(std::get<0>(info.param)) +
              staged::DistributionName(std::get<1>(info.param)) + "N" +
@@ -383,8 +387,8 @@ TEST_P(SortSpecialKeys, OnlyTwoValues) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, SortSpecialKeys,
-                         ::testing::Values(Variant::kNaive, Variant::kOptimized,
-                                           Variant::kThrust, Variant::kCub),
+                         ::testing::Values(Variant::kNaive, Variant::kOptimized, Variant::kThrust,
+                                           Variant::kCub),
                          [](const ::testing::TestParamInfo<Variant>& info) {
                            return VariantName(info.param);
                          });

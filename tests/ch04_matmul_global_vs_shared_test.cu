@@ -202,16 +202,16 @@ void ExpectFloatProduct(const Variant& v, const std::vector<float>& h_a,
     SharedCublas().Reference(a.data(), b.data(), s.m, s.n, s.k, &ref, &abs_product);
   }
   const std::vector<float> out = RunPoisoned(v, a, b, s);
-  const staged::VerifyReport r = CompareProduct(ref.data(), out.data(), abs_product.data(),
-                                                size_c, s.k);
+  const staged::VerifyReport r =
+      CompareProduct(ref.data(), out.data(), abs_product.data(), size_c, s.k);
   EXPECT_TRUE(r.ok) << v.name << " " << ShapeName(s) << " seed " << kTestSeed << ": "
                     << r.Summary();
 }
 
 const std::vector<Shape> kShapes = {
-    {1, 1, 1},       {17, 33, 9},     {64, 64, 64},    {127, 127, 127}, {128, 128, 128},
-    {129, 129, 129}, {1000, 1, 1000}, {513, 257, 1025},
-    {100, 64, 30},   // N % 4 == 0, K % 4 != 0: 16-byte B, scalar A
+    {1, 1, 1},          {17, 33, 9},     {64, 64, 64},     {127, 127, 127}, {128, 128, 128},
+    {129, 129, 129},    {1000, 1, 1000}, {513, 257, 1025}, {100, 64, 30},  // N % 4 == 0, K % 4 !=
+                                                                           // 0: 16-byte B, scalar A
     {96, 100, 36},   // both aligned, neither a multiple of the tile: checked 16-byte path
     {256, 384, 24},  // whole tiles: unchecked path, rectangular
     {2048, 2048, 2048},
@@ -232,7 +232,8 @@ TEST_P(Ch04Float, MatchesReferenceWithinBound) {
 
 TEST_P(Ch04Float, NaNAndInfinityPropagate) {
   const auto& [v, s] = GetParam();
-  if (static_cast<std::uint64_t>(s.m) * s.n * s.k > kCpuReferenceLimit) GTEST_SKIP() << "NaN/inf propagation is checked against the CPU product, run up to 512^3 only";
+  if (static_cast<std::uint64_t>(s.m) * s.n * s.k > kCpuReferenceLimit)
+    GTEST_SKIP() << "NaN/inf propagation is checked against the CPU product, run up to 512^3 only";
   std::vector<float> h_a = FloatInput(static_cast<std::size_t>(s.m) * s.k, kTestSeed);
   std::vector<float> h_b = FloatInput(static_cast<std::size_t>(s.k) * s.n, kTestSeed + 1);
   const int row = s.m / 2, col = s.n - 1, p = s.k - 1;
@@ -324,8 +325,8 @@ class Ch04IntStages : public staged::testing::GpuTest {};
 
 TEST_F(Ch04IntStages, FloatOnlyStagesRefuseInt) {
   staged::DeviceBuffer<std::int32_t> a(4), b(4), c(4);
-  EXPECT_THROW(optimized::Matmul(a.data(), b.data(), c.data(), 2, 2, 2,
-                                 optimized::Stage::kWarpTile, nullptr),
+  EXPECT_THROW(optimized::Matmul(a.data(), b.data(), c.data(), 2, 2, 2, optimized::Stage::kWarpTile,
+                                 nullptr),
                staged::UsageError);
 }
 

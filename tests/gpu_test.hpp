@@ -11,8 +11,8 @@
 #include "common/device_info.hpp"
 
 /// Skips the current test (GTEST_SKIP) when no CUDA device can be used.
-#define STAGED_REQUIRE_GPU()                                                   \
-  do {                                                                         \
+#define STAGED_REQUIRE_GPU()                                                  \
+  do {                                                                        \
     if (!::staged::GpuAvailable()) GTEST_SKIP() << "no usable CUDA GPU here"; \
   } while (0)
 

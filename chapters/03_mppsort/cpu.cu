@@ -20,14 +20,16 @@ std::uint32_t TableBucket(std::uint32_t key, std::uint32_t min, std::uint32_t ma
   std::uint32_t lo = 0, hi = h;  // answer in [lo, hi)
   while (hi - lo > 1) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (BucketLimit(min, max, h, mid) <= key) lo = mid; else hi = mid;
+    if (BucketLimit(min, max, h, mid) <= key)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
 
-std::vector<std::uint32_t> BlockHistograms(const std::vector<std::uint32_t>& keys,
-                                           std::uint32_t h, std::uint32_t rows,
-                                           std::uint64_t chunk) {
+std::vector<std::uint32_t> BlockHistograms(const std::vector<std::uint32_t>& keys, std::uint32_t h,
+                                           std::uint32_t rows, std::uint64_t chunk) {
   std::vector<std::uint32_t> m(static_cast<std::size_t>(rows) * h, 0);
   if (keys.empty()) return m;
   const auto [mn, mx] = std::minmax_element(keys.begin(), keys.end());

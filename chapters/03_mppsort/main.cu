@@ -34,10 +34,8 @@ struct SeedRow {
   double mppsort;
   double thrust;
 };
-constexpr SeedRow kSeedTable[] = {{1u << 20, 1.50, 1.36},
-                                  {2u << 20, 1.45, 2.30},
-                                  {4u << 20, 1.39, 2.77},
-                                  {8u << 20, 1.38, 3.30}};
+constexpr SeedRow kSeedTable[] = {
+    {1u << 20, 1.50, 1.36}, {2u << 20, 1.45, 2.30}, {4u << 20, 1.39, 2.77}, {8u << 20, 1.38, 3.30}};
 
 /// Order-independent fingerprint of a multiset of keys: sums of two hashes of every key.
 std::pair<std::uint64_t, std::uint64_t> Fingerprint(const std::vector<std::uint32_t>& keys) {
@@ -115,10 +113,9 @@ int Run(int argc, char** argv) {
   auto check = [&](const char* what) {
     if (!opt.verify) return staged::Verified::kSkipped;
     const std::vector<std::uint32_t> got = d_out.ToHost();
-    const staged::VerifyReport r = ref.size() == n
-                                       ? staged::CompareExact(ref.data(), got.data(), n)
-                                       : staged::CheckSortedPermutation(keys.data(), n,
-                                                                        got.data(), n);
+    const staged::VerifyReport r =
+        ref.size() == n ? staged::CompareExact(ref.data(), got.data(), n)
+                        : staged::CheckSortedPermutation(keys.data(), n, got.data(), n);
     if (!r.ok) {
       std::cerr << "ch03 " << what << " (seed " << opt.seed << "): " << r.Summary() << "\n";
     }
@@ -145,16 +142,14 @@ int Run(int argc, char** argv) {
       throw staged::VerificationError("CUB reference is not a sorted permutation of the input");
     }
   }
-  run("library:thrust", [&](cudaStream_t st) {
-    ch03::library::ThrustSort(d_in.data(), d_out.data(), n, st);
-  });
+  run("library:thrust",
+      [&](cudaStream_t st) { ch03::library::ThrustSort(d_in.data(), d_out.data(), n, st); });
   run("library:cub", [&](cudaStream_t st) {
     ch03::library::CubRadixSort(d_in.data(), d_out.data(), n, lib_ws, st);
   });
   if (run_naive) {
-    run("naive", [&](cudaStream_t st) {
-      ch03::naive::Sort(d_in.data(), d_out.data(), n, naive_ws, st);
-    });
+    run("naive",
+        [&](cudaStream_t st) { ch03::naive::Sort(d_in.data(), d_out.data(), n, naive_ws, st); });
   }
   if (run_optimized) {
     auto [row, verdict] = run("optimized", [&](cudaStream_t st) {
@@ -171,9 +166,8 @@ int Run(int argc, char** argv) {
       for (int i = 0; i < ch03::optimized::kStageCount; ++i) samples[i].push_back(ms[i]);
     }
     for (int i = 0; i < ch03::optimized::kStageCount; ++i) {
-      staged::ReportRow* stage =
-          add(std::string("optimized:") + ch03::optimized::kStageNames[i],
-              staged::Summarize(samples[i]), verdict);
+      staged::ReportRow* stage = add(std::string("optimized:") + ch03::optimized::kStageNames[i],
+                                     staged::Summarize(samples[i]), verdict);
       stage->cpu_ref = stage->naive_ref = stage->library_ref = "none";
     }
     std::fprintf(stderr, "ch03: optimized sort used %d bucketing level(s)\n", opt_ws.levels);

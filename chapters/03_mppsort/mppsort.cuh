@@ -73,17 +73,15 @@ std::vector<std::uint32_t> Sort(const std::vector<std::uint32_t>& keys);
 /// @param[in] min smallest key
 /// @param[in] max largest key
 /// @param[in] h number of buckets
-std::uint32_t TableBucket(std::uint32_t key, std::uint32_t min, std::uint32_t max,
-                          std::uint32_t h);
+std::uint32_t TableBucket(std::uint32_t key, std::uint32_t min, std::uint32_t max, std::uint32_t h);
 /// Row-major per-block histograms (rows x h): row r counts the keys of
 /// [r * chunk, (r + 1) * chunk) per `TableBucket`. The global histogram is its column sums.
 /// @param[in] keys input keys
 /// @param[in] h number of buckets
 /// @param[in] rows number of blocks (rows * chunk >= keys.size())
 /// @param[in] chunk keys per block
-std::vector<std::uint32_t> BlockHistograms(const std::vector<std::uint32_t>& keys,
-                                           std::uint32_t h, std::uint32_t rows,
-                                           std::uint64_t chunk);
+std::vector<std::uint32_t> BlockHistograms(const std::vector<std::uint32_t>& keys, std::uint32_t h,
+                                           std::uint32_t rows, std::uint64_t chunk);
 /// Exclusive prefix sum.
 /// @param[in] in values
 std::vector<std::uint32_t> ExclusiveScan(const std::vector<std::uint32_t>& in);
@@ -113,14 +111,14 @@ struct Workspace {
   /// @param[in] capacity largest n this workspace serves
   /// @param[in] buckets h, in [1, kMaxBuckets]
   Workspace(std::size_t capacity, std::uint32_t buckets);
-  std::size_t capacity;                       ///< largest n
-  std::uint32_t buckets;                      ///< h
-  staged::DeviceBuffer<std::uint32_t> part;   ///< keys after Partition
-  staged::DeviceBuffer<std::uint32_t> minmax; ///< {min, max}
-  staged::DeviceBuffer<std::uint32_t> hh;     ///< per-block histograms, rows x h
-  staged::DeviceBuffer<std::uint32_t> psv;    ///< column-scanned hh
-  staged::DeviceBuffer<std::uint32_t> hg;     ///< global histogram
-  staged::DeviceBuffer<std::uint32_t> shg;    ///< scanned global histogram (bucket starts)
+  std::size_t capacity;                        ///< largest n
+  std::uint32_t buckets;                       ///< h
+  staged::DeviceBuffer<std::uint32_t> part;    ///< keys after Partition
+  staged::DeviceBuffer<std::uint32_t> minmax;  ///< {min, max}
+  staged::DeviceBuffer<std::uint32_t> hh;      ///< per-block histograms, rows x h
+  staged::DeviceBuffer<std::uint32_t> psv;     ///< column-scanned hh
+  staged::DeviceBuffer<std::uint32_t> hg;      ///< global histogram
+  staged::DeviceBuffer<std::uint32_t> shg;     ///< scanned global histogram (bucket starts)
 };
 /// Rows (blocks) of the histogram matrix for @p n keys: ceil(n / kThreads), at most kMaxRows.
 /// @param[in] n keys
@@ -133,8 +131,7 @@ std::uint64_t Chunk(std::size_t n);
 /// @param[in] n keys, >= 1
 /// @param[out] d_minmax {min, max}
 /// @param[in] stream stream
-void MinMax(const std::uint32_t* d_in, std::size_t n, std::uint32_t* d_minmax,
-            cudaStream_t stream);
+void MinMax(const std::uint32_t* d_in, std::size_t n, std::uint32_t* d_minmax, cudaStream_t stream);
 /// Step 1: per-block histograms (row r = keys of block r) and the global histogram.
 /// @param[in] d_in keys
 /// @param[in] n keys
@@ -175,9 +172,8 @@ void VerticalScanHH(const std::uint32_t* d_hh, std::uint32_t rows, std::uint32_t
 /// @param[out] d_out partitioned keys
 /// @param[in] stream stream
 void Partition(const std::uint32_t* d_in, std::size_t n, const std::uint32_t* d_minmax,
-               std::uint32_t h, std::uint32_t rows, std::uint64_t chunk,
-               const std::uint32_t* d_shg, const std::uint32_t* d_psv, std::uint32_t* d_out,
-               cudaStream_t stream);
+               std::uint32_t h, std::uint32_t rows, std::uint64_t chunk, const std::uint32_t* d_shg,
+               const std::uint32_t* d_psv, std::uint32_t* d_out, cudaStream_t stream);
 /// Step 5: bitonic sort of every bucket of at most kTile keys in shared memory (one block per
 /// bucket); bucket b is [shg[b], shg[b+1]) (the last ends at n). Larger buckets are left alone.
 /// @param[in] d_in partitioned keys
@@ -245,10 +241,10 @@ struct Segment {
 };
 /// A range of keys: a bucket too large for one tile, bucketed again by the next level.
 struct Span {
-  std::uint64_t begin;            ///< first key
-  std::uint64_t len;              ///< keys
-  std::uint32_t min = 0xFFFFFFFF; ///< smallest key, from the bitonic kernel (see kBlockMinMaxKeys)
-  std::uint32_t max = 0;          ///< largest key, from the bitonic kernel (see kBlockMinMaxKeys)
+  std::uint64_t begin;             ///< first key
+  std::uint64_t len;               ///< keys
+  std::uint32_t min = 0xFFFFFFFF;  ///< smallest key, from the bitonic kernel (see kBlockMinMaxKeys)
+  std::uint32_t max = 0;           ///< largest key, from the bitonic kernel (see kBlockMinMaxKeys)
 };
 /// Totals of one level's plan.
 struct LevelPlan {
@@ -273,8 +269,8 @@ enum class Stage : int {
 /// Number of stages.
 inline constexpr int kStageCount = 5;
 /// Names of the stages as the report prints them (`optimized:<name>`).
-inline constexpr std::array<const char*, kStageCount> kStageNames = {
-    "minmax", "histogram", "scan", "partition", "bitonic"};
+inline constexpr std::array<const char*, kStageCount> kStageNames = {"minmax", "histogram", "scan",
+                                                                     "partition", "bitonic"};
 
 /// Records CUDA events around each stage and sums the time per stage over one or more sorts.
 class StageTimer {
@@ -315,13 +311,13 @@ class Workspace {
   staged::DeviceBuffer<unsigned char> temp;    ///< chapter 01 and chapter 02 scratch
   staged::DeviceBuffer<Segment> segments;      ///< the level's segments
   staged::DeviceBuffer<ch01::MinMaxPair<std::uint32_t>> minmax;  ///< per segment
-  staged::DeviceBuffer<Span> oversized;        ///< buckets left for the next level
-  staged::DeviceBuffer<std::uint32_t> count;   ///< number of `oversized` entries
-  staged::PinnedBuffer<Segment> h_segments;    ///< staging of `segments`
+  staged::DeviceBuffer<Span> oversized;       ///< buckets left for the next level
+  staged::DeviceBuffer<std::uint32_t> count;  ///< number of `oversized` entries
+  staged::PinnedBuffer<Segment> h_segments;   ///< staging of `segments`
   staged::PinnedBuffer<ch01::MinMaxPair<std::uint32_t>> h_minmax;  ///< staging of `minmax`
-  staged::PinnedBuffer<Span> h_oversized;      ///< host copy of `oversized`
-  staged::PinnedBuffer<std::uint32_t> h_count; ///< host copy of `count`
-  int levels = 0;                              ///< levels the last sort needed
+  staged::PinnedBuffer<Span> h_oversized;                          ///< host copy of `oversized`
+  staged::PinnedBuffer<std::uint32_t> h_count;                     ///< host copy of `count`
+  int levels = 0;                                                  ///< levels the last sort needed
 };
 
 /// min/max of every segment longer than kBlockMinMaxKeys (atomics per block); their entries of
@@ -344,10 +340,9 @@ void SegmentMinMax(const std::uint32_t* d_keys, const Segment* d_segments,
 /// @param[in] d_minmax per-segment min/max
 /// @param[out] d_matrix the matrix
 /// @param[in] stream stream
-void Histogram(const std::uint32_t* d_keys, const Segment* d_segments,
-               std::uint32_t num_segments, std::uint32_t chunks,
-               const ch01::MinMaxPair<std::uint32_t>* d_minmax, std::uint32_t* d_matrix,
-               cudaStream_t stream);
+void Histogram(const std::uint32_t* d_keys, const Segment* d_segments, std::uint32_t num_segments,
+               std::uint32_t chunks, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
+               std::uint32_t* d_matrix, cudaStream_t stream);
 /// Ranks each chunk's keys by bucket in shared memory and writes them as contiguous runs to
 /// their slots: segment.begin + scanned[matrix_base + b * chunks + c] - scanned[matrix_base].
 /// Segments whose min == max are written straight to @p d_out (they are sorted).
@@ -360,10 +355,10 @@ void Histogram(const std::uint32_t* d_keys, const Segment* d_segments,
 /// @param[out] d_part partitioned keys
 /// @param[out] d_out final keys of all-equal segments
 /// @param[in] stream stream
-void Partition(const std::uint32_t* d_keys, const Segment* d_segments,
-               std::uint32_t num_segments, std::uint32_t chunks,
-               const ch01::MinMaxPair<std::uint32_t>* d_minmax, const std::uint32_t* d_scanned,
-               std::uint32_t* d_part, std::uint32_t* d_out, cudaStream_t stream);
+void Partition(const std::uint32_t* d_keys, const Segment* d_segments, std::uint32_t num_segments,
+               std::uint32_t chunks, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
+               const std::uint32_t* d_scanned, std::uint32_t* d_part, std::uint32_t* d_out,
+               cudaStream_t stream);
 /// Sorts every bucket of at most kTile keys from @p d_part into @p d_out (in place allowed);
 /// reduces the min and max of every larger bucket of at most kBlockMinMaxKeys keys: an
 /// all-equal one is copied to @p d_out (final), any other is appended to @p d_oversized with
@@ -381,8 +376,8 @@ void Partition(const std::uint32_t* d_keys, const Segment* d_segments,
 void BitonicSortBuckets(const std::uint32_t* d_part, std::uint32_t* d_out,
                         const Segment* d_segments, std::uint32_t num_segments,
                         std::uint32_t buckets, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
-                        const std::uint32_t* d_scanned, Span* d_oversized,
-                        std::uint32_t* d_count, cudaStream_t stream);
+                        const std::uint32_t* d_scanned, Span* d_oversized, std::uint32_t* d_count,
+                        cudaStream_t stream);
 /// Sorts @p d_in[0, n) into @p d_out: level 0 over [min, max], then levels over oversized
 /// buckets until none is left. Synchronises @p stream once per level.
 /// @param[in] d_in keys (not modified)

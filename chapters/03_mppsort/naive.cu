@@ -26,7 +26,10 @@ __device__ std::uint32_t TableLookup(const std::uint64_t* limits, std::uint32_t 
   std::uint32_t lo = 0, hi = h;  // answer in [lo, hi)
   while (hi - lo > 1) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (limits[mid] <= key) lo = mid; else hi = mid;
+    if (limits[mid] <= key)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -90,8 +93,7 @@ __host__ __device__ inline std::uint64_t PowerOfTwoAtLeast(std::uint64_t x) {
  * @param[in,out] minmax {min, max}
  * Reads 4n bytes.
  */
-__global__ void MinMaxAtomicKernel(const std::uint32_t* in, std::size_t n,
-                                   std::uint32_t* minmax) {
+__global__ void MinMaxAtomicKernel(const std::uint32_t* in, std::size_t n, std::uint32_t* minmax) {
   std::uint32_t lo = UINT_MAX, hi = 0;
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x) {
@@ -175,8 +177,8 @@ __global__ void GlobalHistoScanKernel(const std::uint32_t* hg, std::uint32_t h,
  * @param[out] psv column-scanned matrix
  * Reads and writes 4 * rows * h bytes with a stride of h words (the seed's layout).
  */
-__global__ void VerticalScanHHKernel(const std::uint32_t* hh, std::uint32_t rows,
-                                     std::uint32_t h, std::uint32_t* psv) {
+__global__ void VerticalScanHHKernel(const std::uint32_t* hh, std::uint32_t rows, std::uint32_t h,
+                                     std::uint32_t* psv) {
   __shared__ std::uint32_t xy[kMaxRows];
   const auto m = static_cast<std::uint32_t>(PowerOfTwoAtLeast(rows));
   const std::uint32_t b = blockIdx.x;
@@ -205,9 +207,8 @@ __global__ void VerticalScanHHKernel(const std::uint32_t* hh, std::uint32_t rows
  * @param[out] out partitioned keys
  * Reads 4n bytes, writes 4n bytes.
  */
-__global__ void PartitionKernel(const std::uint32_t* in, std::size_t n,
-                                const std::uint32_t* minmax, std::uint32_t h,
-                                std::uint64_t chunk, const std::uint32_t* shg,
+__global__ void PartitionKernel(const std::uint32_t* in, std::size_t n, const std::uint32_t* minmax,
+                                std::uint32_t h, std::uint64_t chunk, const std::uint32_t* shg,
                                 const std::uint32_t* psv, std::uint32_t* out) {
   extern __shared__ std::uint64_t smem_naive[];
   std::uint64_t* limits = smem_naive;
@@ -346,8 +347,8 @@ void BlocksHistoAndScan(const std::uint32_t* d_in, std::size_t n, const std::uin
                         std::uint32_t h, std::uint32_t rows, std::uint64_t chunk,
                         std::uint32_t* d_hh, std::uint32_t* d_hg, cudaStream_t stream) {
   CUDA_CHECK(cudaMemsetAsync(d_hg, 0, h * sizeof(std::uint32_t), stream));
-  BlocksHistoAndScanKernel<<<rows, kThreads, TableSharedBytes(h), stream>>>(
-      d_in, n, d_minmax, h, chunk, d_hh, d_hg);
+  BlocksHistoAndScanKernel<<<rows, kThreads, TableSharedBytes(h), stream>>>(d_in, n, d_minmax, h,
+                                                                            chunk, d_hh, d_hg);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -364,9 +365,8 @@ void VerticalScanHH(const std::uint32_t* d_hh, std::uint32_t rows, std::uint32_t
 }
 
 void Partition(const std::uint32_t* d_in, std::size_t n, const std::uint32_t* d_minmax,
-               std::uint32_t h, std::uint32_t rows, std::uint64_t chunk,
-               const std::uint32_t* d_shg, const std::uint32_t* d_psv, std::uint32_t* d_out,
-               cudaStream_t stream) {
+               std::uint32_t h, std::uint32_t rows, std::uint64_t chunk, const std::uint32_t* d_shg,
+               const std::uint32_t* d_psv, std::uint32_t* d_out, cudaStream_t stream) {
   PartitionKernel<<<rows, kThreads, TableSharedBytes(h), stream>>>(d_in, n, d_minmax, h, chunk,
                                                                    d_shg, d_psv, d_out);
   CUDA_CHECK_LAST_LAUNCH();
@@ -386,8 +386,7 @@ void GlobalBitonicSort(std::uint32_t* d_out, std::size_t begin, std::size_t len,
   const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>((m / 2 + 255) / 256, 4096));
   for (std::uint64_t k = 2; k <= m; k *= 2) {
     for (std::uint64_t j = k / 2; j > 0; j /= 2) {
-      GlobalBitonicStepKernel<<<blocks, 256, 0, stream>>>(d_out + begin, len, m, k, j,
-                                                          j == k / 2);
+      GlobalBitonicStepKernel<<<blocks, 256, 0, stream>>>(d_out + begin, len, m, k, j, j == k / 2);
       CUDA_CHECK_LAST_LAUNCH();
     }
   }
@@ -400,12 +399,11 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
   const std::uint32_t h = ws.buckets, rows = Rows(n);
   const std::uint64_t chunk = Chunk(n);
   MinMax(d_in, n, ws.minmax.data(), stream);
-  BlocksHistoAndScan(d_in, n, ws.minmax.data(), h, rows, chunk, ws.hh.data(), ws.hg.data(),
-                     stream);
+  BlocksHistoAndScan(d_in, n, ws.minmax.data(), h, rows, chunk, ws.hh.data(), ws.hg.data(), stream);
   GlobalHistoScan(ws.hg.data(), h, ws.shg.data(), stream);
   VerticalScanHH(ws.hh.data(), rows, h, ws.psv.data(), stream);
-  Partition(d_in, n, ws.minmax.data(), h, rows, chunk, ws.shg.data(), ws.psv.data(),
-            ws.part.data(), stream);
+  Partition(d_in, n, ws.minmax.data(), h, rows, chunk, ws.shg.data(), ws.psv.data(), ws.part.data(),
+            stream);
   SegmentedBitonicSort(ws.part.data(), d_out, ws.shg.data(), h, n, stream);
   // Buckets over the shared tile: the seed would truncate them; sort them in global memory.
   std::vector<std::uint32_t> starts(h);

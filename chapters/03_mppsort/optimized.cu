@@ -58,7 +58,10 @@ __device__ std::uint32_t FindSegment(const Segment* segments, std::uint32_t num,
   std::uint32_t lo = 0, hi = num;  // answer in [lo, hi)
   while (hi - lo > 1) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (segments[mid].*base <= x) lo = mid; else hi = mid;
+    if (segments[mid].*base <= x)
+      lo = mid;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -205,9 +208,9 @@ __device__ void BlockExclusiveScan(std::uint32_t* v, std::uint32_t n, std::uint3
 }
 
 /// Dynamic shared memory of PartitionKernel: the key tile, the counters, the run bases.
-inline constexpr std::size_t kPartitionSharedBytes =
-    kChunk * sizeof(std::uint32_t) + kMaxBuckets * sizeof(std::uint32_t) +
-    kMaxBuckets * sizeof(std::uint64_t);
+inline constexpr std::size_t kPartitionSharedBytes = kChunk * sizeof(std::uint32_t) +
+                                                     kMaxBuckets * sizeof(std::uint32_t) +
+                                                     kMaxBuckets * sizeof(std::uint64_t);
 
 /**
  * @brief Step 4: block c ranks its chunk by bucket in shared memory (a block-local counting
@@ -255,7 +258,7 @@ __global__ void PartitionKernel(const std::uint32_t* keys, const Segment* segmen
     const std::uint32_t i = q * kChunkThreads + threadIdx.x;
     if (i < c.len) rank[q] = atomicAdd(&counts[ArithmeticBucket(key[q], mm.min, scale)], 1u);
   }
-  __syncthreads();  // counts complete
+  __syncthreads();                                     // counts complete
   BlockExclusiveScan(counts, seg.buckets, warp_sums);  // counts[b] = local start of bucket b
   const std::uint32_t first = scanned[seg.matrix_base];
   for (std::uint32_t b = threadIdx.x; b < seg.buckets; b += blockDim.x) {
@@ -312,11 +315,20 @@ __device__ __forceinline__ void RegisterStep(std::uint32_t (&r)[kKeysPerThread])
 /// @param[in] k merge size
 __device__ __forceinline__ void RegisterPhase(std::uint32_t (&r)[kKeysPerThread], std::uint32_t k) {
   switch (k) {  // template arguments keep every register index a compile-time constant
-    case 2: RegisterFlip<2>(r); break;
-    case 4: RegisterFlip<4>(r); break;
-    case 8: RegisterFlip<8>(r); break;
-    case 16: RegisterFlip<16>(r); break;
-    default: break;
+    case 2:
+      RegisterFlip<2>(r);
+      break;
+    case 4:
+      RegisterFlip<4>(r);
+      break;
+    case 8:
+      RegisterFlip<8>(r);
+      break;
+    case 16:
+      RegisterFlip<16>(r);
+      break;
+    default:
+      break;
   }
   const std::uint32_t top = k / 4;
   if (top >= 8) RegisterStep<8>(r);
@@ -389,7 +401,10 @@ __device__ void BitonicSortTile(std::uint32_t* tile, std::uint32_t n) {
 #pragma unroll
     for (int v = 0; v < kKeysPerThread / 4; ++v) {
       const uint4 x = mine[v];
-      r[4 * v] = x.x; r[4 * v + 1] = x.y; r[4 * v + 2] = x.z; r[4 * v + 3] = x.w;
+      r[4 * v] = x.x;
+      r[4 * v + 1] = x.y;
+      r[4 * v + 2] = x.z;
+      r[4 * v + 3] = x.w;
     }
   };
   auto store = [&] {
@@ -612,19 +627,18 @@ void SegmentMinMax(const std::uint32_t* d_keys, const Segment* d_segments,
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void Histogram(const std::uint32_t* d_keys, const Segment* d_segments,
-               std::uint32_t num_segments, std::uint32_t chunks, const Pair* d_minmax,
-               std::uint32_t* d_matrix, cudaStream_t stream) {
+void Histogram(const std::uint32_t* d_keys, const Segment* d_segments, std::uint32_t num_segments,
+               std::uint32_t chunks, const Pair* d_minmax, std::uint32_t* d_matrix,
+               cudaStream_t stream) {
   if (chunks == 0) return;
-  HistogramKernel<<<chunks, kChunkThreads, 0, stream>>>(d_keys, d_segments, num_segments,
-                                                        d_minmax, d_matrix);
+  HistogramKernel<<<chunks, kChunkThreads, 0, stream>>>(d_keys, d_segments, num_segments, d_minmax,
+                                                        d_matrix);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void Partition(const std::uint32_t* d_keys, const Segment* d_segments,
-               std::uint32_t num_segments, std::uint32_t chunks, const Pair* d_minmax,
-               const std::uint32_t* d_scanned, std::uint32_t* d_part, std::uint32_t* d_out,
-               cudaStream_t stream) {
+void Partition(const std::uint32_t* d_keys, const Segment* d_segments, std::uint32_t num_segments,
+               std::uint32_t chunks, const Pair* d_minmax, const std::uint32_t* d_scanned,
+               std::uint32_t* d_part, std::uint32_t* d_out, cudaStream_t stream) {
   if (chunks == 0) return;
   // Over 48 KiB of dynamic shared memory must be opted into (once per process is enough,
   // repeating it is cheap and keeps the launcher self-contained).
@@ -637,9 +651,8 @@ void Partition(const std::uint32_t* d_keys, const Segment* d_segments,
 
 void BitonicSortBuckets(const std::uint32_t* d_part, std::uint32_t* d_out,
                         const Segment* d_segments, std::uint32_t num_segments,
-                        std::uint32_t buckets, const Pair* d_minmax,
-                        const std::uint32_t* d_scanned, Span* d_oversized,
-                        std::uint32_t* d_count, cudaStream_t stream) {
+                        std::uint32_t buckets, const Pair* d_minmax, const std::uint32_t* d_scanned,
+                        Span* d_oversized, std::uint32_t* d_count, cudaStream_t stream) {
   if (buckets == 0) return;
   BitonicSortBucketsKernel<<<buckets, kBitonicThreads, 0, stream>>>(
       d_part, d_out, d_segments, num_segments, d_minmax, d_scanned, d_oversized, d_count);
@@ -657,8 +670,8 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
     if (timer != nullptr) timer->End(stream);
   };
   std::vector<Span> spans{Span{0, n}};
-  const std::uint32_t* src = d_in;   // where this level's keys are
-  std::uint32_t* part = nullptr;     // where this level partitions to: never src
+  const std::uint32_t* src = d_in;  // where this level's keys are
+  std::uint32_t* part = nullptr;    // where this level partitions to: never src
   // Every level ends with a host synchronisation, so the pinned staging buffers are free to
   // be rewritten at the start of the next one.
   for (int level = 0;; ++level) {
@@ -674,14 +687,14 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
                                cudaMemcpyHostToDevice, stream));
     if (level == 0) {
       timed(Stage::kMinMax, [&] {
-        ch01::optimized::MinMax(d_in, n, ws.minmax.data(), ws.temp.data(), ws.temp.size(),
-                                stream);
+        ch01::optimized::MinMax(d_in, n, ws.minmax.data(), ws.temp.data(), ws.temp.size(), stream);
       });
     } else {
       // The previous level's bitonic kernel reduced the min and max of each oversized bucket
       // of at most kBlockMinMaxKeys keys; longer ones (marked {0xFFFFFFFF, 0}) are reduced here.
-      std::transform(spans.begin(), spans.end(), ws.h_minmax.data(),
-                     [](const Span& span) { return Pair{span.min, span.max}; });
+      std::transform(spans.begin(), spans.end(), ws.h_minmax.data(), [](const Span& span) {
+        return Pair{span.min, span.max};
+      });
       CUDA_CHECK(cudaMemcpyAsync(ws.minmax.data(), ws.h_minmax.data(), num * sizeof(Pair),
                                  cudaMemcpyHostToDevice, stream));
       if (std::any_of(spans.begin(), spans.end(),
@@ -696,13 +709,12 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
                 stream);
     });
     timed(Stage::kScan, [&] {
-      ch02::optimized::ExclusiveScan<std::uint32_t>(ws.matrix.data(), ws.matrix.data(),
-                                                    plan.matrix, ws.temp.data(), ws.temp.size(),
-                                                    stream);
+      ch02::optimized::ExclusiveScan<std::uint32_t>(ws.matrix.data(), ws.matrix.data(), plan.matrix,
+                                                    ws.temp.data(), ws.temp.size(), stream);
     });
     timed(Stage::kPartition, [&] {
-      Partition(src, ws.segments.data(), num, plan.chunks, ws.minmax.data(), ws.matrix.data(),
-                part, d_out, stream);
+      Partition(src, ws.segments.data(), num, plan.chunks, ws.minmax.data(), ws.matrix.data(), part,
+                d_out, stream);
     });
     timed(Stage::kBitonic, [&] {
       CUDA_CHECK(cudaMemsetAsync(ws.count.data(), 0, sizeof(std::uint32_t), stream));

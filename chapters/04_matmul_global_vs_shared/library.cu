@@ -22,8 +22,8 @@ namespace {
 
 void CheckCublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("cuBLAS ") + what + " failed: " +
-                             cublasGetStatusString(status));
+    throw std::runtime_error(std::string("cuBLAS ") + what +
+                             " failed: " + cublasGetStatusString(status));
   }
 }
 
@@ -40,8 +40,8 @@ void CheckCublas(cublasStatus_t status, const char* what) {
 __global__ void AbsKernel(const float* __restrict__ in, float* __restrict__ out,
                           std::size_t count) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-       i < count; i += stride) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < count;
+       i += stride) {
     out[i] = fabsf(in[i]);
   }
 }
@@ -69,9 +69,9 @@ void Cublas::Matmul(const float* d_a, const float* d_b, float* d_c, int m, int n
   const float one = 1.0f;
   const float zero = 0.0f;
   // Column-major view: C^T (N×M) = B^T (N×K) · A^T (K×M).
-  CheckCublas(cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, d_b, n, d_a, k, &zero,
-                          d_c, n),
-              "cublasSgemm");
+  CheckCublas(
+      cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, d_b, n, d_a, k, &zero, d_c, n),
+      "cublasSgemm");
 }
 
 void Cublas::Reference(const float* d_a, const float* d_b, int m, int n, int k,

@@ -68,8 +68,8 @@ std::vector<T> MakeInput(std::size_t count, std::uint64_t seed) {
 
 /// A variant to run: its report name and its launch on a stream.
 struct Variant {
-  std::string name;                           ///< `naive`, `optimized:<stage>`, `library:cublas`
-  std::function<void(cudaStream_t)> launch;   ///< queues one product
+  std::string name;                          ///< `naive`, `optimized:<stage>`, `library:cublas`
+  std::function<void(cudaStream_t)> launch;  ///< queues one product
 };
 
 template <typename T>
@@ -84,8 +84,8 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   // cuBLAS as reference needs a C, |A|, |B| of its own.
   const std::size_t ref_bytes = cpu_reference ? 0 : (size_a + size_b + size_c) * sizeof(float);
   staged::RequireDeviceMemory((size_a + size_b + size_c) * sizeof(T) + ref_bytes,
-                              "A, B and C of a " + std::to_string(s.m) + "x" +
-                                  std::to_string(s.n) + "x" + std::to_string(s.k) + " product");
+                              "A, B and C of a " + std::to_string(s.m) + "x" + std::to_string(s.n) +
+                                  "x" + std::to_string(s.k) + " product");
 
   // Inputs.
   const std::vector<T> h_a = MakeInput<T>(size_a, opt.seed);
@@ -162,11 +162,10 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
 
   // Time.
   const bool square = s.m == s.n && s.k == s.n;
-  const std::string label =
-      kFloat && square ? std::string("uniform")
-                       : std::string(kFloat ? "float" : "int32") + ":uniform:" +
-                             std::to_string(s.m) + "x" + std::to_string(s.n) + "x" +
-                             std::to_string(s.k);
+  const std::string label = kFloat && square ? std::string("uniform")
+                                             : std::string(kFloat ? "float" : "int32") +
+                                                   ":uniform:" + std::to_string(s.m) + "x" +
+                                                   std::to_string(s.n) + "x" + std::to_string(s.k);
   const double flops = 2.0 * static_cast<double>(volume);
   auto row = [&](const std::string& name, const staged::TimingStats& t, staged::Verified ok) {
     staged::ReportRow r;
@@ -181,8 +180,7 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   };
   staged::Report report("04_matmul_global_vs_shared", opt.seed, ctx.device, "library:cublas");
   const staged::TimingOptions timing{opt.warmup, opt.reps, false};
-  const std::string chosen_name =
-      std::string("optimized:") + ch04::optimized::Info(chosen).name;
+  const std::string chosen_name = std::string("optimized:") + ch04::optimized::Info(chosen).name;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     const staged::TimingStats t = staged::TimeGpu(timing, variants[i].launch, stream.get());
     report.Add(row(variants[i].name, t, verified[i]));

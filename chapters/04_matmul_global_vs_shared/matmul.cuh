@@ -127,16 +127,16 @@ inline constexpr Stage kBestStage = Stage::kDoubleBuffer;  // fastest measured o
 
 /// What the report and `--help` say about one stage.
 struct StageInfo {
-  Stage stage;                  ///< the stage
-  const char* name;             ///< `--kernel` word and report suffix (`optimized:<name>`)
-  int block_m;                  ///< rows of C per block
-  int block_n;                  ///< columns of C per block
-  int block_k;                  ///< depth of one shared-memory tile
-  int threads;                  ///< threads per block
-  double global_intensity;      ///< flops per byte loaded from global memory (no cache reuse)
-  double shared_intensity;      ///< flops per byte read from shared memory by one thread
-  bool supports_int;            ///< whether the int32_t path exists
-  const char* change;           ///< one line: what changed relative to the previous stage
+  Stage stage;              ///< the stage
+  const char* name;         ///< `--kernel` word and report suffix (`optimized:<name>`)
+  int block_m;              ///< rows of C per block
+  int block_n;              ///< columns of C per block
+  int block_k;              ///< depth of one shared-memory tile
+  int threads;              ///< threads per block
+  double global_intensity;  ///< flops per byte loaded from global memory (no cache reuse)
+  double shared_intensity;  ///< flops per byte read from shared memory by one thread
+  bool supports_int;        ///< whether the int32_t path exists
+  const char* change;       ///< one line: what changed relative to the previous stage
 };
 
 /// Every stage, in lesson order.
@@ -197,8 +197,8 @@ class Cublas {
   /// @param[in] k columns of A, rows of B
   /// @param[out] c host C (resized to M·N)
   /// @param[out] abs_product host |A|·|B| (resized to M·N)
-  void Reference(const float* d_a, const float* d_b, int m, int n, int k,
-                 std::vector<float>* c, std::vector<float>* abs_product);
+  void Reference(const float* d_a, const float* d_b, int m, int n, int k, std::vector<float>* c,
+                 std::vector<float>* abs_product);
 
  private:
   cublasContext* handle_ = nullptr;

@@ -88,8 +88,10 @@ __global__ void MatmulTiled16Kernel(const T* __restrict__ a, const T* __restrict
   T sum = 0;
   for (int k0 = 0; k0 < k; k0 += kTile16) {
     // Each thread loads one element of each tile; tx runs along rows, so loads coalesce.
-    a_tile[ty][tx] = (row < m && k0 + tx < k) ? a[static_cast<std::size_t>(row) * k + k0 + tx] : T(0);
-    b_tile[ty][tx] = (k0 + ty < k && col < n) ? b[static_cast<std::size_t>(k0 + ty) * n + col] : T(0);
+    a_tile[ty][tx] =
+        (row < m && k0 + tx < k) ? a[static_cast<std::size_t>(row) * k + k0 + tx] : T(0);
+    b_tile[ty][tx] =
+        (k0 + ty < k && col < n) ? b[static_cast<std::size_t>(k0 + ty) * n + col] : T(0);
     __syncthreads();  // the whole tile must be in shared memory before anyone reads it
 #pragma unroll
     for (int p = 0; p < kTile16; ++p) sum += a_tile[ty][p] * b_tile[p][tx];
@@ -230,8 +232,14 @@ __device__ __forceinline__ void LoadFragment(const float* row, int first, int st
                                              float (&frag)[8]) {
   const float4 lo = *reinterpret_cast<const float4*>(row + first);
   const float4 hi = *reinterpret_cast<const float4*>(row + first + step);
-  frag[0] = lo.x; frag[1] = lo.y; frag[2] = lo.z; frag[3] = lo.w;
-  frag[4] = hi.x; frag[5] = hi.y; frag[6] = hi.z; frag[7] = hi.w;
+  frag[0] = lo.x;
+  frag[1] = lo.y;
+  frag[2] = lo.z;
+  frag[3] = lo.w;
+  frag[4] = hi.x;
+  frag[5] = hi.y;
+  frag[6] = hi.z;
+  frag[7] = hi.w;
 }
 
 /// @brief acc += a ⊗ b: 64 FFMAs from 16 values in registers.
@@ -325,11 +333,11 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = 0; i < kBm * kBk / kThreads; ++i) {
       const int idx = threadIdx.x + i * kThreads;
       const int ar = idx / kBk, ac = idx % kBk;
-      a_tile[ar][ac] = (m0 + ar < m && k0 + ac < k)
-                           ? a[static_cast<std::size_t>(m0 + ar) * k + k0 + ac] : 0.f;
+      a_tile[ar][ac] =
+          (m0 + ar < m && k0 + ac < k) ? a[static_cast<std::size_t>(m0 + ar) * k + k0 + ac] : 0.f;
       const int br = idx / kBn, bc = idx % kBn;
-      b_tile[br][bc] = (k0 + br < k && n0 + bc < n)
-                           ? b[static_cast<std::size_t>(k0 + br) * n + n0 + bc] : 0.f;
+      b_tile[br][bc] =
+          (k0 + br < k && n0 + bc < n) ? b[static_cast<std::size_t>(k0 + br) * n + n0 + bc] : 0.f;
     }
     __syncthreads();  // tiles complete before any thread computes
 #pragma unroll
@@ -507,11 +515,16 @@ void DispatchShape(const float* a, const float* b, const float* c, int m, int n,
   const bool vec_a = k % 4 == 0 && Aligned16(a);
   const bool vec_n = n % 4 == 0 && Aligned16(b) && Aligned16(c);
   const bool whole = m % kBm == 0 && n % kBn == 0 && k % kBk == 0;
-  if (vec_a && vec_n && whole) launch(T{}, T{}, F{});
-  else if (vec_a && vec_n) launch(T{}, T{}, T{});
-  else if (vec_a) launch(T{}, F{}, T{});
-  else if (vec_n) launch(F{}, T{}, T{});
-  else launch(F{}, F{}, T{});
+  if (vec_a && vec_n && whole)
+    launch(T{}, T{}, F{});
+  else if (vec_a && vec_n)
+    launch(T{}, T{}, T{});
+  else if (vec_a)
+    launch(T{}, F{}, T{});
+  else if (vec_n)
+    launch(F{}, T{}, T{});
+  else
+    launch(F{}, F{}, T{});
 }
 
 }  // namespace detail
@@ -610,8 +623,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
 }
 
 /// @cond
-template void Matmul<float>(const float*, const float*, float*, int, int, int, Stage,
-                            cudaStream_t);
+template void Matmul<float>(const float*, const float*, float*, int, int, int, Stage, cudaStream_t);
 template void Matmul<std::int32_t>(const std::int32_t*, const std::int32_t*, std::int32_t*, int,
                                    int, int, Stage, cudaStream_t);
 /// @endcond

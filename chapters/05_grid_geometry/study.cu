@@ -128,8 +128,8 @@ void PrintTable(const std::string& title, const std::vector<std::string>& notes,
   for (const auto& c : cols) std::fprintf(g_tables, "%*s", w, c.head.c_str());
   std::fprintf(g_tables, " |");
   for (const auto& c : cols) std::fprintf(g_tables, "%*s", w, c.head.c_str());
-  std::fprintf(g_tables, "\n%6s |%*s |%*s\n", "", static_cast<int>(w * cols.size()), "paper (9600M GT)",
-              static_cast<int>(w * cols.size()), "this GPU");
+  std::fprintf(g_tables, "\n%6s |%*s |%*s\n", "", static_cast<int>(w * cols.size()),
+               "paper (9600M GT)", static_cast<int>(w * cols.size()), "this GPU");
   auto cell = [&](std::optional<double> v) {
     if (v) {
       std::fprintf(g_tables, "%*.*f", w, precision, *v);
@@ -161,12 +161,14 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
   int timeout = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&timeout, cudaDevAttrKernelExecTimeout, device.ordinal));
   std::fprintf(g_tables, "device: %s\n", device.Describe().c_str());
-  std::fprintf(g_tables, "kernel run-time limit (watchdog): %s; longest single 2-D launch measured: %.1f ms\n",
-              timeout ? "ON" : "none (cudaDevAttrKernelExecTimeout = 0)", longest_launch_ms);
-  std::fprintf(g_tables, 
-      "int32 values in [-8, 8]; times are medians in ms; '-' = not run (paper: not "
-      "measured; here: over --single-max-n %lld or the %lld ms point budget)\n",
-      static_cast<long long>(single_max_n), static_cast<long long>(budget_ms));
+  std::fprintf(
+      g_tables,
+      "kernel run-time limit (watchdog): %s; longest single 2-D launch measured: %.1f ms\n",
+      timeout ? "ON" : "none (cudaDevAttrKernelExecTimeout = 0)", longest_launch_ms);
+  std::fprintf(g_tables,
+               "int32 values in [-8, 8]; times are medians in ms; '-' = not run (paper: not "
+               "measured; here: over --single-max-n %lld or the %lld ms point budget)\n",
+               static_cast<long long>(single_max_n), static_cast<long long>(budget_ms));
   const std::vector<std::string> heads = {"2D 16x16", "2D 16x32", "1D 16x16",
                                           "1D 16x32", "1 16x16",  "1 16x32"};
   auto ours = [&res](const Config& cfg) {
@@ -312,19 +314,19 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
         ns4, steps, 2);
   }
   // Launch overhead study.
-  std::fprintf(g_tables, 
-      "\nBeyond the paper: launch overhead of the 1-D and single-block arrangements "
-      "(M×2M, shared, M = 16)\n");
-  std::fprintf(g_tables, 
-      "  graph = the launch loop captured once into a CUDA Graph (serial chain) and "
-      "replayed; fork = the same launches on %d parallel graph branches (they write "
-      "disjoint tiles); persistent = one launch whose blocks walk the tiles; "
-      "overhead/launch = (plain - persistent) / launches; empty = as many launches of an "
-      "empty kernel\n",
-      ch05::kForkBranches);
-  std::fprintf(g_tables, "%6s %-7s %8s %10s %10s %10s %10s %8s %8s %11s %11s %11s %8s\n", "N", "arr",
-              "launches", "plain ms", "graph ms", "fork ms", "persist ms", "x graph", "x fork",
-              "ovh us/lau", "empty us/l", "emptyG us/l", "x emptyG");
+  std::fprintf(g_tables,
+               "\nBeyond the paper: launch overhead of the 1-D and single-block arrangements "
+               "(M×2M, shared, M = 16)\n");
+  std::fprintf(g_tables,
+               "  graph = the launch loop captured once into a CUDA Graph (serial chain) and "
+               "replayed; fork = the same launches on %d parallel graph branches (they write "
+               "disjoint tiles); persistent = one launch whose blocks walk the tiles; "
+               "overhead/launch = (plain - persistent) / launches; empty = as many launches of an "
+               "empty kernel\n",
+               ch05::kForkBranches);
+  std::fprintf(g_tables, "%6s %-7s %8s %10s %10s %10s %10s %8s %8s %11s %11s %11s %8s\n", "N",
+               "arr", "launches", "plain ms", "graph ms", "fork ms", "persist ms", "x graph",
+               "x fork", "ovh us/lau", "empty us/l", "emptyG us/l", "x emptyG");
   for (int n : ns) {
     for (Arrangement arr : {Arrangement::kGrid1d, Arrangement::kSingle}) {
       const Config cfg{arr, Shape::kMx2M, Memory::kShared, 16};
@@ -340,7 +342,8 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
       auto v = [](std::optional<double> x) { return x ? *x : NAN; };
       const auto empty = res.Get("empty_launch", n);
       const auto empty_graph = res.Get("empty_launch+graph", n);
-      std::fprintf(g_tables, 
+      std::fprintf(
+          g_tables,
           "%6d %-7s %8.0f %10.3f %10.3f %10.3f %10.3f %8.2f %8.2f %11.3f %11.3f %11.3f %8.2f\n", n,
           arr == Arrangement::kGrid1d ? "1-D" : "single", launches, v(plain), v(graph), v(fork),
           v(persistent), v(Ratio(plain, graph)), v(Ratio(plain, fork)),
@@ -348,11 +351,12 @@ void PrintStudy(const Results& res, const std::vector<int>& ns, const bool want[
           1000.0 * v(empty_graph) / single_launches, v(Ratio(empty, empty_graph)));
     }
   }
-  std::fprintf(g_tables, 
-      "\nWatchdog: the paper's Windows display driver killed kernels running longer than "
-      "about 2 s (WDDM TDR), so its one-launch 2-D grid stopped at N = 960 (global) and "
-      "1760 (shared). Here the limit is %s and the longest 2-D launch took %.1f ms.\n",
-      timeout ? "ON (a display is attached)" : "off (no display on this GPU)", longest_launch_ms);
+  std::fprintf(g_tables,
+               "\nWatchdog: the paper's Windows display driver killed kernels running longer than "
+               "about 2 s (WDDM TDR), so its one-launch 2-D grid stopped at N = 960 (global) and "
+               "1760 (shared). Here the limit is %s and the longest 2-D launch took %.1f ms.\n",
+               timeout ? "ON (a display is attached)" : "off (no display on this GPU)",
+               longest_launch_ms);
 }
 
 int Run(int argc, char** argv) {

@@ -82,11 +82,20 @@ TEST(Cli, SpaceAndEqualsFormsAgree) {
 }
 
 TEST(Cli, UsageErrors) {
-  const std::vector<std::vector<std::string>> bad = {
-      {"--bogus"},        {"--n"},           {"--n", "abc"},      {"--n", "0"},
-      {"--n=8G"},         {"--dist", "zipf"}, {"--format", "xml"}, {"--reps", "0"},
-      {"--no-verify=1"},  {"positional"},    {"--"},              {"--seed", "-3"},
-      {"--n="},           {"-n", "5"}};
+  const std::vector<std::vector<std::string>> bad = {{"--bogus"},
+                                                     {"--n"},
+                                                     {"--n", "abc"},
+                                                     {"--n", "0"},
+                                                     {"--n=8G"},
+                                                     {"--dist", "zipf"},
+                                                     {"--format", "xml"},
+                                                     {"--reps", "0"},
+                                                     {"--no-verify=1"},
+                                                     {"positional"},
+                                                     {"--"},
+                                                     {"--seed", "-3"},
+                                                     {"--n="},
+                                                     {"-n", "5"}};
   for (const auto& args : bad) {
     Cli cli("prog", "test", Defaults());
     EXPECT_THROW(ParseArgs(cli, args), UsageError) << args[0];

@@ -27,7 +27,8 @@ TEST(CudaCheck, FailureThrowsWithFileLineExpressionAndName) {
 }
 
 TEST(CudaCheck, MessageNamesTheExpression) {
-  const std::string msg = FormatCudaError(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "f.cu", 7);
+  const std::string msg =
+      FormatCudaError(cudaErrorMemoryAllocation, "cudaMalloc(&p, n)", "f.cu", 7);
   EXPECT_EQ(msg.rfind("f.cu:7: cudaMalloc(&p, n) failed: cudaErrorMemoryAllocation (", 0), 0u)
       << msg;
 }

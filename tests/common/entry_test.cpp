@@ -17,7 +17,8 @@ int RunBody(Body body, std::string* message = nullptr) {
   char name[] = "/path/to/ch00_test";
   char* argv[] = {name, nullptr};
   std::ostringstream err;
-  const int rc = RunMain(1, argv, [&](int, char**) { return body(); }, err);
+  const int rc = RunMain(
+      1, argv, [&](int, char**) { return body(); }, err);
   if (message) *message = err.str();
   return rc;
 }
@@ -42,7 +43,9 @@ TEST(RunMain, MessageIsOneLineNamingProgramAndProblem) {
   EXPECT_EQ(msg, "ch00_test: skipped: no usable CUDA GPU\n");
 }
 
-TEST(RunMain, BodyExitCodePassesThrough) { EXPECT_EQ(RunBody([] { return 5; }), 5); }
+TEST(RunMain, BodyExitCodePassesThrough) {
+  EXPECT_EQ(RunBody([] { return 5; }), 5);
+}
 
 TEST(StartRun, UsageErrorsComeBeforeTheGpuCheck) {
   CliDefaults d;

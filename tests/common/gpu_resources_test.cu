@@ -70,10 +70,13 @@ TEST_F(GpuResources, GpuTimerMeasuresASpin) {
   CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   const long long cycles = static_cast<long long>(clock_khz) * 2;  // about 2 ms
   Stream s;
-  TimingStats t = TimeGpu(TimingOptions{1, 5, true}, [&](cudaStream_t st) {
-    SpinKernel<<<1, 1, 0, st>>>(cycles);
-    CUDA_CHECK_LAST_LAUNCH();
-  }, s.get());
+  TimingStats t = TimeGpu(
+      TimingOptions{1, 5, true},
+      [&](cudaStream_t st) {
+        SpinKernel<<<1, 1, 0, st>>>(cycles);
+        CUDA_CHECK_LAST_LAUNCH();
+      },
+      s.get());
   EXPECT_EQ(t.reps, 5);
   EXPECT_GT(t.min_ms, 1.0);
   EXPECT_LT(t.median_ms, 50.0);

@@ -121,7 +121,7 @@ TEST(Report, JsonHasDeviceAndRows) {
   EXPECT_NE(s.find("\"device\": {\"name\": \"Test GPU\""), std::string::npos) << s;
   EXPECT_NE(s.find("\"variant\": \"optimized\""), std::string::npos);
   EXPECT_NE(s.find("\"speedup_cpu\": 8.000"), std::string::npos);
-  EXPECT_EQ(std::count(s.begin(), s.end(), '{'), 6);            // root, device, 4 rows
+  EXPECT_EQ(std::count(s.begin(), s.end(), '{'), 6);  // root, device, 4 rows
 }
 
 TEST(GigabytesPerSecond, Units) {
