@@ -23,6 +23,7 @@
  * names such as `grid_2d_mx2m_shared`, `block_4x8`, `grid_single_mx2m_shared+graph`,
  * `empty_launch+graph`, `cpu`; n = N) and the tables on stderr. Progress goes to stderr.
  */
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -369,8 +370,8 @@ int Run(int argc, char** argv) {
   defaults.warmup = 1;
   defaults.cpu_reps = 1;
   staged::Cli cli("ch05_study",
-                  "Widuch (2010) Tables 1-4 and the launch-overhead study on this GPU (--max-n "
-                  "sets the sweep; --n is not used)",
+                  "Widuch (2010) Tables 1-4 and the launch-overhead study on this GPU (--n or "
+                  "--max-n: the largest N of the sweep; the smaller of the two applies)",
                   defaults);
   std::int64_t max_n = 6240;
   std::int64_t single_max_n = 2240;
@@ -393,6 +394,8 @@ int Run(int argc, char** argv) {
   auto ctx = staged::StartRun(cli, argc, argv);
   if (!ctx) return 0;
   const staged::CommonOptions& opt = ctx->options;
+  // --n is the common flag for the problem size; here it bounds the sweep like --max-n.
+  max_n = std::min<std::int64_t>(max_n, static_cast<std::int64_t>(opt.n));
   const bool want[5] = {
       false, tables.find('1') != std::string::npos, tables.find('2') != std::string::npos,
       tables.find('3') != std::string::npos, tables.find('4') != std::string::npos};
