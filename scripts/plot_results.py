@@ -526,22 +526,13 @@ def plot_ch05(p, chapter, rows):
 
     ylabel = "time per product (ms)"
     if grid["global"] or grid["shared"]:
-        panels = [k for k in ("global", "shared") if grid[k]]
-        fig, axes = p.plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), sharey=True,
-                                   squeeze=False)
-        shown = OrderedDict()
-        for ax, memory in zip(axes[0], panels):
+        def draw_times(ax, memory):
             p.times_vs_n(ax, series_by_variant(grid[memory] + cpu_within(grid[memory]), label_of),
                          styles)
-            p.finish(ax, f"{memory} memory", "N", ylabel, legend=False)
-            for handle, label in zip(*ax.get_legend_handles_labels()):
-                shown.setdefault(label, handle)
-        # One legend for both panels: the same arrangement has the same style in each.
-        fig.legend(list(shown.values()), list(shown.keys()), fontsize=8, frameon=False,
-                   loc="upper left", bbox_to_anchor=(1.0, 0.9))
-        fig.suptitle(f"{chapter}: grid arrangements (the paper's Tables 1–3)", fontsize=11)
-        fig.tight_layout()
-        p.save(fig, chapter, "tables_1_3")
+            return ylabel
+
+        memory_panels(p, chapter, [k for k in ("global", "shared") if grid[k]], draw_times,
+                      f"{chapter}: grid arrangements (the paper's Tables 1–3)", "tables_1_3")
     if blocks:
         fig, ax = p.plt.subplots(figsize=(8.5, 4.6))
         p.times_vs_n(ax, series_by_variant(blocks + cpu_within(blocks), label_of), styles)
@@ -566,25 +557,36 @@ def plot_ch05(p, chapter, rows):
 def plot_fig5(p, chapter, grid, cpu_ms, label_of, styles):
     """The paper's Fig. 5: speed-up over the CPU (CPU time / GPU time) against N, per memory
     kind, arrangement and block shape, at the sizes where the CPU product was timed."""
-    panels = [k for k in ("shared", "global") if grid[k]]
-    fig, axes = p.plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), sharey=True,
-                               squeeze=False)
-    shown = OrderedDict()
-    for ax, memory in zip(axes[0], panels):
+    def draw_speedup(ax, memory):
         for label, (_, _, rs) in series_by_variant(grid[memory], label_of).items():
             pts = [(r.n, cpu_ms[r.n] / r.median_ms) for r in rs if r.n in cpu_ms and r.median_ms > 0]
             if pts:
                 xs, ys = zip(*pts)
                 ax.plot(xs, ys, marker="o", markersize=3.5, label=label, **styles[label])
         ax.set_yscale("log")
-        p.finish(ax, f"{memory} memory", "N", "speed-up over the CPU", legend=False)
+        return "speed-up over the CPU"
+
+    memory_panels(p, chapter, [k for k in ("shared", "global") if grid[k]], draw_speedup,
+                  f"{chapter}: speed-up over one CPU core (the paper's Fig. 5)", "fig5_speedup")
+
+
+def memory_panels(p, chapter, panels, draw, title, what):
+    """One panel per memory kind side by side, sharing the y axis and one legend (the same
+    arrangement has the same style in each). `draw(ax, memory)` fills a panel and returns its
+    y label."""
+    fig, axes = p.plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), sharey=True,
+                               squeeze=False)
+    shown = OrderedDict()
+    for ax, memory in zip(axes[0], panels):
+        ylabel = draw(ax, memory)
+        p.finish(ax, f"{memory} memory", "N", ylabel, legend=False)
         for handle, label in zip(*ax.get_legend_handles_labels()):
             shown.setdefault(label, handle)
     fig.legend(list(shown.values()), list(shown.keys()), fontsize=8, frameon=False,
                loc="upper left", bbox_to_anchor=(1.0, 0.9))
-    fig.suptitle(f"{chapter}: speed-up over one CPU core (the paper's Fig. 5)", fontsize=11)
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
-    p.save(fig, chapter, "fig5_speedup")
+    p.save(fig, chapter, what)
 
 
 def plot_fig6(p, chapter, blocks, block_sizes):
