@@ -58,9 +58,29 @@ TEST(BucketMath, ArithmeticBucketIsMonotoneAndInRange) {
 }
 
 TEST(Planning, BucketsFollowLength) {
-  EXPECT_EQ(optimized::BucketsFor(1), 1u);
-  EXPECT_EQ(optimized::BucketsFor(optimized::kTargetBucketKeys + 1), 2u);
-  EXPECT_EQ(optimized::BucketsFor(std::uint64_t{1} << 32), optimized::kMaxBuckets);
+  for (std::uint32_t tile : {optimized::kTile, optimized::kSmallTile}) {
+    const std::uint32_t target = optimized::TargetBucketKeys(tile);
+    EXPECT_LT(target, tile);
+    EXPECT_EQ(optimized::BucketsFor(1, tile), 1u);
+    EXPECT_EQ(optimized::BucketsFor(target, tile), 1u);
+    EXPECT_EQ(optimized::BucketsFor(target + 1, tile), 2u);
+    EXPECT_EQ(optimized::BucketsFor(std::uint64_t{1} << 32, tile), optimized::kMaxBuckets);
+  }
+}
+
+TEST(Planning, LevelUsesSmallTileOnlyWhenEverySpanFits) {
+  const std::uint64_t fits =
+      std::uint64_t{optimized::kMaxBuckets} * optimized::kSmallTargetBucketKeys;
+  // The second level at 64M keys: 2048 spans of about 32K keys, 9 small buckets each.
+  const optimized::LevelPlan second = optimized::PlanLevel({{0, 32768}, {32768, 33000}});
+  EXPECT_EQ(second.tile, optimized::kSmallTile);
+  EXPECT_EQ(second.segments[0].buckets, 9u);
+  EXPECT_EQ(optimized::PlanLevel({{0, fits}}).tile, optimized::kSmallTile);
+  // 8M keys in one level need the large tile: 2048 small buckets would hold only 7.6M.
+  const optimized::LevelPlan one = optimized::PlanLevel({{0, 8u << 20}});
+  EXPECT_EQ(one.tile, optimized::kTile);
+  EXPECT_EQ(one.segments[0].buckets, 1199u);
+  EXPECT_EQ(optimized::PlanLevel({{0, 1000}, {1000, fits + 1}}).tile, optimized::kTile);
 }
 
 TEST(Planning, LevelBasesArePrefixSums) {
@@ -251,9 +271,11 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
 
 TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
   // One segment whose "buckets" have the lengths below (one chunk, so the scanned matrix is
-  // the exclusive scan of the lengths); 9000 exceeds a tile and must be listed with its min and
-  // max, untouched; the 8500 equal keys exceed it too but are final and copied to the output.
-  const std::vector<std::uint32_t> lens = {0, 1, 2, 511, 512, 513, 1000, 4097, 8192, 9000, 3, 8500};
+  // the exclusive scan of the lengths). With either tile, a bucket longer than the tile must be
+  // listed with its min and max, untouched (9000 for both, 4097 and 8192 for the small one);
+  // the 8500 equal keys exceed both but are final and copied to the output.
+  const std::vector<std::uint32_t> lens = {0,    1,    2,    511,  512, 513, 1000,
+                                           4096, 4097, 8192, 9000, 3,   8500};
   const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
   std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
   std::fill(keys.end() - 8500, keys.end(), 77u);
@@ -267,27 +289,43 @@ TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
   DeviceBuffer<ch01::MinMaxPair<std::uint32_t>> d_mm(1);
   d_mm.CopyFromHost(&mm, 1);
   const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(lens);
-  DeviceBuffer<std::uint32_t> d_scan(starts), d_in(keys), d_out(total), d_count(1);
-  DeviceBuffer<optimized::Span> d_list(lens.size());
-  d_out.FillBytes(0);
-  d_count.FillBytes(0);
-  optimized::BitonicSortBuckets(d_in.data(), d_out.data(), d_seg.data(), 1, seg.buckets,
-                                d_mm.data(), d_scan.data(), d_list.data(), d_count.data(), nullptr);
-  const std::vector<std::uint32_t> out = d_out.ToHost();
-  for (std::size_t b = 0; b < lens.size(); ++b) {
-    if (lens[b] > optimized::kTile && b != lens.size() - 1) continue;
-    std::vector<std::uint32_t> want(keys.begin() + starts[b], keys.begin() + starts[b] + lens[b]);
-    std::sort(want.begin(), want.end());
-    EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + starts[b])) << "bucket " << b;
+  const std::size_t equal = lens.size() - 1;
+  for (std::uint32_t tile : {optimized::kTile, optimized::kSmallTile}) {
+    SCOPED_TRACE("tile " + std::to_string(tile) + " seed " + std::to_string(kTestSeed));
+    DeviceBuffer<std::uint32_t> d_scan(starts), d_in(keys), d_out(total), d_count(1);
+    DeviceBuffer<optimized::Span> d_list(lens.size());
+    d_out.FillBytes(0);
+    d_count.FillBytes(0);
+    d_list.FillBytes(0);  // only `count` entries are written; the copy below reads them all
+    optimized::BitonicSortBuckets(d_in.data(), d_out.data(), d_seg.data(), 1, seg.buckets,
+                                  d_mm.data(), d_scan.data(), d_list.data(), d_count.data(), tile,
+                                  nullptr);
+    const std::vector<std::uint32_t> out = d_out.ToHost();
+    std::vector<optimized::Span> want_list;
+    for (std::size_t b = 0; b < lens.size(); ++b) {
+      if (lens[b] > tile && b != equal) {
+        const auto [lo, hi] =
+            std::minmax_element(keys.begin() + starts[b], keys.begin() + starts[b] + lens[b]);
+        want_list.push_back({starts[b], lens[b], *lo, *hi});
+        continue;
+      }
+      std::vector<std::uint32_t> want(keys.begin() + starts[b], keys.begin() + starts[b] + lens[b]);
+      std::sort(want.begin(), want.end());
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + starts[b])) << "bucket " << b;
+    }
+    const std::uint32_t count = d_count.ToHost()[0];
+    ASSERT_EQ(count, want_list.size());
+    std::vector<optimized::Span> list = d_list.ToHost();
+    list.resize(count);
+    std::sort(list.begin(), list.end(),
+              [](const optimized::Span& a, const optimized::Span& b) { return a.begin < b.begin; });
+    for (std::size_t i = 0; i < count; ++i) {
+      EXPECT_EQ(list[i].begin, want_list[i].begin);
+      EXPECT_EQ(list[i].len, want_list[i].len);
+      EXPECT_EQ(list[i].min, want_list[i].min);
+      EXPECT_EQ(list[i].max, want_list[i].max);
+    }
   }
-  ASSERT_EQ(d_count.ToHost()[0], 1u);
-  const std::vector<optimized::Span> list = d_list.ToHost();
-  EXPECT_EQ(list[0].begin, starts[9]);
-  EXPECT_EQ(list[0].len, 9000u);
-  const auto [lo, hi] =
-      std::minmax_element(keys.begin() + starts[9], keys.begin() + starts[9] + 9000);
-  EXPECT_EQ(list[0].min, *lo);
-  EXPECT_EQ(list[0].max, *hi);
 }
 
 // ---------------------------------------------------------------------- end-to-end tests

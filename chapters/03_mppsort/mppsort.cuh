@@ -206,11 +206,11 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
 /// Arithmetic buckets, chapter 01's min/max, chapter 02's scan, shared-memory ranking before a
 /// coalesced scatter, register/warp/shared bitonic sort, and recursive re-bucketing.
 namespace optimized {
-/// Keys one bitonic block sorts on chip (threads x keys per thread).
+/// Keys the larger bitonic tile holds: a block of 512 threads x kKeysPerThread.
 inline constexpr std::uint32_t kTile = 8192;
-/// Threads of a bitonic block.
-inline constexpr int kBitonicThreads = 512;
-/// Keys each bitonic thread keeps in registers.
+/// Keys the smaller bitonic tile holds: a block of 256 threads x kKeysPerThread.
+inline constexpr std::uint32_t kSmallTile = 4096;
+/// Keys each bitonic thread keeps in registers (a block has tile / kKeysPerThread threads).
 inline constexpr int kKeysPerThread = 16;
 /// Keys a histogram/partition block handles (its rank tile in shared memory).
 inline constexpr std::uint32_t kChunk = 16384;
@@ -221,13 +221,22 @@ inline constexpr std::uint32_t kMaxBuckets = 2048;
 /// Longest oversized bucket whose min and max the bitonic block reduces itself; longer ones
 /// (a skewed cluster) are reduced by SegmentMinMax with one block per chunk at the next level.
 inline constexpr std::uint64_t kBlockMinMaxKeys = 32 * std::uint64_t{kTile};
-/// Mean keys per bucket the bucket count aims at: far enough below kTile that uniform keys
-/// (Poisson spread, sqrt(7000) ~ 84) never overflow a tile.
+/// Mean keys per bucket with the kTile tile: far enough below it that uniform keys (Poisson
+/// spread, sqrt(7000) ~ 84) never overflow a tile.
 inline constexpr std::uint32_t kTargetBucketKeys = 7000;
+/// Mean keys per bucket with the kSmallTile tile (6.5 standard deviations below it).
+inline constexpr std::uint32_t kSmallTargetBucketKeys = 3700;
 
-/// Buckets for a segment of @p len keys: ceil(len / kTargetBucketKeys) in [1, kMaxBuckets].
+/// Mean keys per bucket the bucket count aims at with @p tile.
+/// @param[in] tile kTile or kSmallTile
+constexpr std::uint32_t TargetBucketKeys(std::uint32_t tile) {
+  return tile == kSmallTile ? kSmallTargetBucketKeys : kTargetBucketKeys;
+}
+
+/// Buckets for a segment of @p len keys: ceil(len / TargetBucketKeys(tile)) in [1, kMaxBuckets].
 /// @param[in] len keys in the segment
-std::uint32_t BucketsFor(std::uint64_t len);
+/// @param[in] tile the level's tile
+std::uint32_t BucketsFor(std::uint64_t len, std::uint32_t tile);
 
 /// One range of keys bucketed by one level, and where its data lives in the level's arrays.
 struct Segment {
@@ -252,8 +261,14 @@ struct LevelPlan {
   std::uint32_t chunks = 0;       ///< blocks of the histogram and partition kernels
   std::uint32_t buckets = 0;      ///< blocks of the bitonic kernel
   std::uint64_t matrix = 0;       ///< histogram matrix entries
+  std::uint32_t tile = kTile;     ///< keys one bitonic block sorts at this level
 };
-/// Plans a level over @p spans (each longer than kTile, or the whole input at level 0).
+/// Plans a level over @p spans (each bucket too long for the previous level's tile, or the
+/// whole input at level 0). The level sorts with kSmallTile when every span fits kMaxBuckets
+/// buckets of kSmallTargetBucketKeys: a bitonic network over 4096 keys does 12 * 13 / 2 = 78
+/// steps against 91 over 8192, and 3700-key buckets pad less than 7000-key ones. Otherwise
+/// (one level over more than 7.6M keys) it keeps kTile, whose larger buckets let one level
+/// sort up to 14M uniform keys.
 /// @param[in] spans ranges to bucket
 LevelPlan PlanLevel(const std::vector<Span>& spans);
 
@@ -359,7 +374,7 @@ void Partition(const std::uint32_t* d_keys, const Segment* d_segments, std::uint
                std::uint32_t chunks, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
                const std::uint32_t* d_scanned, std::uint32_t* d_part, std::uint32_t* d_out,
                cudaStream_t stream);
-/// Sorts every bucket of at most kTile keys from @p d_part into @p d_out (in place allowed);
+/// Sorts every bucket of at most @p tile keys from @p d_part into @p d_out (in place allowed);
 /// reduces the min and max of every larger bucket of at most kBlockMinMaxKeys keys: an
 /// all-equal one is copied to @p d_out (final), any other is appended to @p d_oversized with
 /// its min and max; longer buckets are appended with {min, max} = {0xFFFFFFFF, 0}.
@@ -372,12 +387,13 @@ void Partition(const std::uint32_t* d_keys, const Segment* d_segments, std::uint
 /// @param[in] d_scanned exclusive scan of the matrix
 /// @param[out] d_oversized spans of oversized buckets
 /// @param[in,out] d_count number of spans (set to 0 before)
+/// @param[in] tile kTile or kSmallTile (the level plan's)
 /// @param[in] stream stream
 void BitonicSortBuckets(const std::uint32_t* d_part, std::uint32_t* d_out,
                         const Segment* d_segments, std::uint32_t num_segments,
                         std::uint32_t buckets, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
                         const std::uint32_t* d_scanned, Span* d_oversized, std::uint32_t* d_count,
-                        cudaStream_t stream);
+                        std::uint32_t tile, cudaStream_t stream);
 /// Sorts @p d_in[0, n) into @p d_out: level 0 over [min, max], then levels over oversized
 /// buckets until none is left. Synchronises @p stream once per level.
 /// @param[in] d_in keys (not modified)
