@@ -669,15 +669,13 @@ void BitonicSortBuckets(const std::uint32_t* d_part, std::uint32_t* d_out,
                         Span* d_oversized, std::uint32_t* d_count, std::uint32_t tile,
                         cudaStream_t stream) {
   if (buckets == 0) return;
-  if (tile == kSmallTile) {
-    BitonicSortBucketsKernel<kSmallTile><<<buckets, kSmallTile / kKeysPerThread, 0, stream>>>(
-        d_part, d_out, d_segments, num_segments, d_minmax, d_scanned, d_oversized, d_count);
-  } else if (tile == kTile) {
-    BitonicSortBucketsKernel<kTile><<<buckets, kTile / kKeysPerThread, 0, stream>>>(
-        d_part, d_out, d_segments, num_segments, d_minmax, d_scanned, d_oversized, d_count);
-  } else {
+  if (tile != kTile && tile != kSmallTile) {
     throw std::invalid_argument("BitonicSortBuckets: tile must be kTile or kSmallTile");
   }
+  const auto kernel =
+      tile == kSmallTile ? BitonicSortBucketsKernel<kSmallTile> : BitonicSortBucketsKernel<kTile>;
+  kernel<<<buckets, tile / kKeysPerThread, 0, stream>>>(d_part, d_out, d_segments, num_segments,
+                                                        d_minmax, d_scanned, d_oversized, d_count);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
