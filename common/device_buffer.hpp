@@ -9,6 +9,9 @@
  * Kernel<<<grid, block>>>(d_x.data(), d_x.size());
  * std::vector<float> back = d_x.ToHost();
  * @endcode
+ *
+ * Transfers that name a stream are ordered on it; those that name none wait for all device work
+ * first, so they can never race with a kernel on another stream.
  */
 #pragma once
 
@@ -58,33 +61,63 @@ class DeviceBuffer {
   std::size_t bytes() const noexcept { return size_ * sizeof(T); }  ///< size in bytes
   bool empty() const noexcept { return size_ == 0; }                ///< true when nothing is owned
 
-  /// Copies @p count elements from host memory; throws `std::out_of_range` past the end.
-  void CopyFromHost(const T* host, std::size_t count, cudaStream_t stream = nullptr) {
+  // Every transfer either names its stream (ordered on that stream, and the host waits for it)
+  // or names none and is ordered against *all* work on the device: it waits for everything
+  // queued so far, on any stream, and is finished when it returns. A buffer filled without a
+  // stream is therefore safe to hand to a kernel on a non-blocking stream.
+
+  /// Copies @p count elements from host memory on @p stream and waits for the copy; throws
+  /// `std::out_of_range` past the end.
+  void CopyFromHost(const T* host, std::size_t count, cudaStream_t stream) {
     CheckCount(count);
     if (count > 0) {
       CUDA_CHECK(cudaMemcpyAsync(data_, host, count * sizeof(T), cudaMemcpyHostToDevice, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));
     }
   }
-  /// Copies a whole host vector (its size must not exceed `size()`).
+  /// Copies @p count elements from host memory once all queued device work has finished.
+  void CopyFromHost(const T* host, std::size_t count) {
+    CheckCount(count);
+    if (count == 0) return;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(data_, host, count * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  /// Copies a whole host vector (its size must not exceed `size()`), ordered as above.
   void CopyFromHost(const std::vector<T>& host) { CopyFromHost(host.data(), host.size()); }
-  /// Copies the first @p count elements to host memory and waits for the copy.
-  void CopyToHost(T* host, std::size_t count, cudaStream_t stream = nullptr) const {
+  /// Copies the first @p count elements to host memory on @p stream and waits for the copy.
+  void CopyToHost(T* host, std::size_t count, cudaStream_t stream) const {
     CheckCount(count);
     if (count > 0) {
       CUDA_CHECK(cudaMemcpyAsync(host, data_, count * sizeof(T), cudaMemcpyDeviceToHost, stream));
       CUDA_CHECK(cudaStreamSynchronize(stream));
     }
   }
-  /// Returns a host copy of the whole buffer.
+  /// Copies the first @p count elements to host memory once all queued device work (on every
+  /// stream) has finished.
+  void CopyToHost(T* host, std::size_t count) const {
+    CheckCount(count);
+    if (count == 0) return;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemcpy(host, data_, count * sizeof(T), cudaMemcpyDeviceToHost));
+  }
+  /// Returns a host copy of the whole buffer, once all queued device work has finished.
   std::vector<T> ToHost() const {
     std::vector<T> host(size_);
     CopyToHost(host.data(), size_);
     return host;
   }
-  /// Sets every byte to @p byte (e.g. 0xFF to poison an output before a kernel writes it).
-  void FillBytes(int byte, cudaStream_t stream = nullptr) {
+  /// Queues a fill of every byte with @p byte on @p stream (e.g. 0xFF to poison an output before
+  /// a kernel on the same stream writes it). Does not wait.
+  void FillBytes(int byte, cudaStream_t stream) {
     if (size_ > 0) CUDA_CHECK(cudaMemsetAsync(data_, byte, bytes(), stream));
+  }
+  /// Sets every byte to @p byte after all queued device work, and waits for it: ordered before
+  /// whatever is queued next on any stream.
+  void FillBytes(int byte) {
+    if (size_ == 0) return;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUDA_CHECK(cudaMemset(data_, byte, bytes()));
+    CUDA_CHECK(cudaDeviceSynchronize());
   }
 
  private:

@@ -19,9 +19,11 @@ namespace staged {
 
 namespace {
 
-constexpr int kFmaChains = 8;         // independent accumulators per thread hide FMA latency
-constexpr int kFmaIterations = 1024;  // long enough that launch overhead is negligible
+constexpr int kFmaChains = 8;          // independent accumulators per thread hide FMA latency
+constexpr int kFmaIterations = 16384;  // about 1 ms on a large GPU: launch-free
 constexpr int kFmaBlock = 256;
+constexpr int kReadBlock = 256;
+constexpr int kReadUnroll = 4;  // independent 16-byte loads in flight per thread
 
 /**
  * @brief Peak-rate probe: each thread runs `kFmaChains` independent FMA chains.
@@ -50,11 +52,46 @@ __global__ void PeakFmaKernel(float seed, float* sink) {
   if (sum == -1.0f) *sink = sum;  // never true for these inputs; defeats dead-code elimination
 }
 
-double MeasureCopyGbps(const DeviceInfo& info) {
-  // 4 x L2 per buffer at least, capped at 512 MiB and at a quarter of free memory each.
+/**
+ * @brief Read-bandwidth probe: the grid streams through @p in with 16-byte loads, kReadUnroll
+ *        in flight per thread, and folds them with XOR; the fold is stored only if it equals an
+ *        impossible value, so the loads cannot be removed and nothing is written.
+ * @par Launch configuration
+ * Any grid of kReadBlock threads; use enough blocks to fill every SM.
+ * @param[in] in @p vectors 16-byte words
+ * @param[in] vectors number of words
+ * @param[out] sink written only in the impossible case
+ */
+__global__ void PeakReadKernel(const uint4* __restrict__ in, std::size_t vectors, unsigned* sink) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kReadBlock;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * kReadBlock + threadIdx.x;
+  unsigned acc = 0;
+  for (; i + (kReadUnroll - 1) * stride < vectors; i += kReadUnroll * stride) {
+    uint4 v[kReadUnroll];
+#pragma unroll
+    for (int u = 0; u < kReadUnroll; ++u) v[u] = __ldcs(in + i + u * stride);
+#pragma unroll
+    for (int u = 0; u < kReadUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < vectors; i += stride) {
+    const uint4 v = __ldcs(in + i);
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9E3779B9u) *sink = acc;  // the buffer holds equal words: the XOR fold is 0
+}
+
+/// An empty kernel: what a launch costs when it does nothing.
+__global__ void EmptyKernel() {}
+
+/// Bytes of each probe buffer: 4 x L2 at least, capped at 512 MiB and a quarter of free memory.
+std::size_t ProbeBytes(const DeviceInfo& info) {
   std::size_t bytes = std::max<std::size_t>(info.l2_bytes * 4, std::size_t{256} << 20);
   bytes = std::min<std::size_t>({bytes, std::size_t{512} << 20, info.free_bytes / 4});
-  bytes &= ~std::size_t{255};
+  return bytes & ~std::size_t{255};
+}
+
+double MeasureCopyGbps(const DeviceInfo& info) {
+  const std::size_t bytes = ProbeBytes(info);
   if (bytes == 0) return 0.0;
   DeviceBuffer<unsigned char> src(bytes);
   DeviceBuffer<unsigned char> dst(bytes);
@@ -66,10 +103,28 @@ double MeasureCopyGbps(const DeviceInfo& info) {
   return 2.0 * static_cast<double>(bytes) / (t.median_ms * 1e6);
 }
 
+double MeasureReadGbps(const DeviceInfo& info) {
+  const std::size_t bytes = ProbeBytes(info);
+  if (bytes == 0) return 0.0;
+  DeviceBuffer<unsigned char> src(bytes);
+  DeviceBuffer<unsigned> sink(1);
+  src.FillBytes(1);
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, PeakReadKernel, kReadBlock, 0));
+  const int blocks = info.sm_count * std::max(per_sm, 1);
+  TimingOptions opt{2, 10, false};
+  TimingStats t = TimeGpu(opt, [&](cudaStream_t s) {
+    PeakReadKernel<<<blocks, kReadBlock, 0, s>>>(reinterpret_cast<const uint4*>(src.data()),
+                                                 bytes / 16, sink.data());
+    CUDA_CHECK_LAST_LAUNCH();
+  });
+  return static_cast<double>(bytes) / (t.median_ms * 1e6);
+}
+
 double MeasureFp32Gflops(const DeviceInfo& info) {
   DeviceBuffer<float> sink(1);
   const int blocks = info.sm_count * 8;
-  TimingOptions opt{2, 5, false};
+  TimingOptions opt{2, 10, false};
   TimingStats t = TimeGpu(opt, [&](cudaStream_t s) {
     PeakFmaKernel<<<blocks, kFmaBlock, 0, s>>>(1.0f, sink.data());
     CUDA_CHECK_LAST_LAUNCH();
@@ -99,6 +154,7 @@ std::string DeviceInfo::Describe() const {
   os << name << " (sm_" << cc_major << cc_minor << ", " << sm_count << " SMs, "
      << FormatBytes(static_cast<double>(total_bytes)) << ")";
   if (copy_gbps > 0) os << " | copy " << copy_gbps << " GB/s (measured)";
+  if (read_gbps > 0) os << " | read " << read_gbps << " GB/s (measured)";
   if (fp32_gflops > 0) os << " | FP32 " << fp32_gflops << " GFLOP/s (" << fp32_source << ")";
   return os.str();
 }
@@ -154,17 +210,28 @@ void MeasurePeaks(DeviceInfo& info) {
   const char* skip = std::getenv("STAGED_SKIP_PEAKS");
   if (skip != nullptr && skip[0] == '1') {
     info.copy_gbps = 0.0;
+    info.read_gbps = 0.0;
     info.fp32_gflops = Fp32GflopsFromAttributes(info);
     info.fp32_source = "attributes";
     return;
   }
   info.copy_gbps = MeasureCopyGbps(info);
+  info.read_gbps = MeasureReadGbps(info);
   info.fp32_gflops = MeasureFp32Gflops(info);
   info.fp32_source = "measured";
   if (!(info.fp32_gflops > 0)) {
     info.fp32_gflops = Fp32GflopsFromAttributes(info);
     info.fp32_source = "attributes";
   }
+}
+
+double MeasureEmptyLaunchUs(int reps) {
+  TimingOptions opt{10, reps, false};
+  TimingStats t = TimeGpu(opt, [](cudaStream_t s) {
+    EmptyKernel<<<1, 32, 0, s>>>();
+    CUDA_CHECK_LAST_LAUNCH();
+  });
+  return t.median_ms * 1e3;
 }
 
 void RequireDeviceMemory(std::size_t bytes, const std::string& what) {

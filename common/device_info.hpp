@@ -1,7 +1,8 @@
 /**
  * @file device_info.hpp
  * @brief The GPU in use and its *measured* peaks: device-to-device copy bandwidth (bytes read +
- *        written) and the FP32 FMA rate, so every report can print "% of measured peak".
+ *        written), read-only streaming bandwidth and the FP32 FMA rate, so every report can print
+ *        "% of measured peak" against the ceiling that fits the kernel.
  */
 #pragma once
 
@@ -22,6 +23,7 @@ struct DeviceInfo {
   std::size_t free_bytes = 0;   ///< free global memory when queried
   std::size_t l2_bytes = 0;     ///< L2 cache size
   double copy_gbps = 0.0;       ///< measured device copy bandwidth, (read + write) / time
+  double read_gbps = 0.0;       ///< measured read-only streaming bandwidth, bytes read / time
   double fp32_gflops = 0.0;     ///< FP32 rate, FMA = 2 flops
   std::string fp32_source;      ///< "measured" or "attributes" (SMs x lanes x 2 x clock)
 
@@ -37,10 +39,16 @@ bool GpuAvailable() noexcept;
 DeviceInfo RequireGpu();
 
 /// Fills `copy_gbps` (median of timed `cudaMemcpy` device-to-device copies of a buffer far
-/// larger than L2) and `fp32_gflops` (measured with an FFMA loop). With the environment variable
-/// `STAGED_SKIP_PEAKS=1` (used under compute-sanitizer) nothing is measured: `copy_gbps` stays 0
-/// and the FP32 rate comes from attributes.
+/// larger than L2), `read_gbps` (a kernel that only reads the same buffer with 16-byte loads) and
+/// `fp32_gflops` (an FFMA loop running about 1 ms). With the environment variable
+/// `STAGED_SKIP_PEAKS=1` (used under compute-sanitizer) nothing is measured: both bandwidths
+/// stay 0 and the FP32 rate comes from attributes.
 void MeasurePeaks(DeviceInfo& info);
+
+/// Median GPU time, in microseconds, of an empty kernel <<<1, 32>>> under `TimeGpu` (gated):
+/// what the timer charges a launch that does nothing.
+/// @param[in] reps timed repetitions
+double MeasureEmptyLaunchUs(int reps = 200);
 
 /// Theoretical FP32 GFLOP/s from attributes: SMs x FP32 lanes per SM x 2 x clock.
 double Fp32GflopsFromAttributes(const DeviceInfo& info);

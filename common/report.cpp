@@ -54,11 +54,17 @@ std::vector<FinalRow> Report::Finalize() const {
     FinalRow f;
     f.row = r;
     f.pct_peak = r.pct_peak;
-    if (!f.pct_peak && r.unit == "GB/s" && device_.copy_gbps > 0) {
-      f.pct_peak = 100.0 * r.throughput / device_.copy_gbps;
-    } else if (!f.pct_peak && r.unit == "GFLOP/s" && device_.fp32_gflops > 0) {
-      f.pct_peak = 100.0 * r.throughput / device_.fp32_gflops;
+    Ceiling ceiling = r.ceiling;
+    if (ceiling == Ceiling::kAuto) {
+      ceiling = r.unit == "GB/s"      ? Ceiling::kCopy
+                : r.unit == "GFLOP/s" ? Ceiling::kFp32
+                                      : Ceiling::kNone;
     }
+    const double peak = ceiling == Ceiling::kCopy   ? device_.copy_gbps
+                        : ceiling == Ceiling::kRead ? device_.read_gbps
+                        : ceiling == Ceiling::kFp32 ? device_.fp32_gflops
+                                                    : 0.0;
+    if (!f.pct_peak && peak > 0) f.pct_peak = 100.0 * r.throughput / peak;
     f.speedup_cpu = ratio(Find(r.cpu_ref.empty() ? "cpu" : r.cpu_ref, r), r);
     f.speedup_naive = ratio(Find(r.naive_ref.empty() ? "naive" : r.naive_ref, r), r);
     f.vs_library = ratio(Find(r.library_ref.empty() ? library_variant_ : r.library_ref, r), r);
@@ -112,8 +118,8 @@ void Report::Print(std::ostream& out, OutputFormat format) const {
       const auto& r = f.row;
       out << chapter_ << ',' << r.variant << ',' << r.n << ',' << r.dist << ',' << seed_ << ','
           << Num(r.time.median_ms, 6) << ',' << Num(r.time.min_ms, 6) << ','
-          << Num(r.time.max_ms, 6) << ',' << Num(r.throughput, 3) << ',' << r.unit << ','
-          << Opt(f.pct_peak, 2, "") << ',' << Opt(f.speedup_cpu, 3, "") << ','
+          << Num(r.time.max_ms, 6) << ',' << r.time.reps << ',' << Num(r.throughput, 3) << ','
+          << r.unit << ',' << Opt(f.pct_peak, 2, "") << ',' << Opt(f.speedup_cpu, 3, "") << ','
           << Opt(f.speedup_naive, 3, "") << ',' << Opt(f.vs_library, 3, "") << ','
           << VerifiedName(r.verified) << "\n";
     }
@@ -123,6 +129,7 @@ void Report::Print(std::ostream& out, OutputFormat format) const {
     out << "{\n  \"device\": {\"name\": " << JsonString(device_.name) << ", \"cc\": \""
         << device_.cc_major << '.' << device_.cc_minor << "\", \"sms\": " << device_.sm_count
         << ", \"copy_gbps\": " << Num(device_.copy_gbps, 1)
+        << ", \"read_gbps\": " << Num(device_.read_gbps, 1)
         << ", \"fp32_gflops\": " << Num(device_.fp32_gflops, 1)
         << ", \"fp32_source\": " << JsonString(device_.fp32_source) << "},\n  \"rows\": [";
     auto field = [](const std::optional<double>& v, int p) { return v ? Num(*v, p) : "null"; };
@@ -134,8 +141,8 @@ void Report::Print(std::ostream& out, OutputFormat format) const {
           << ", \"dist\": " << JsonString(r.dist) << ", \"seed\": " << seed_
           << ", \"median_ms\": " << Num(r.time.median_ms, 6)
           << ", \"min_ms\": " << Num(r.time.min_ms, 6) << ", \"max_ms\": " << Num(r.time.max_ms, 6)
-          << ", \"throughput\": " << Num(r.throughput, 3) << ", \"unit\": " << JsonString(r.unit)
-          << ", \"pct_peak\": " << field(f.pct_peak, 2)
+          << ", \"reps\": " << r.time.reps << ", \"throughput\": " << Num(r.throughput, 3)
+          << ", \"unit\": " << JsonString(r.unit) << ", \"pct_peak\": " << field(f.pct_peak, 2)
           << ", \"speedup_cpu\": " << field(f.speedup_cpu, 3)
           << ", \"speedup_naive\": " << field(f.speedup_naive, 3)
           << ", \"vs_library\": " << field(f.vs_library, 3)
@@ -147,14 +154,14 @@ void Report::Print(std::ostream& out, OutputFormat format) const {
   // Human table.
   out << "device:  " << device_.Describe() << "\n";
   out << "chapter: " << chapter_ << "   seed: " << seed_ << "\n\n";
-  const std::vector<std::string> head = {"variant", "n",       "dist",       "median ms",
-                                         "min ms",  "max ms",  "throughput", "% peak",
-                                         "x cpu",   "x naive", "vs lib",     "verified"};
+  const std::vector<std::string> head = {"variant", "n",      "dist",       "median ms", "min ms",
+                                         "max ms",  "reps",   "throughput", "% peak",    "x cpu",
+                                         "x naive", "vs lib", "verified"};
   std::vector<std::vector<std::string>> cells;
   for (const auto& f : rows) {
     const auto& r = f.row;
     cells.push_back({r.variant, std::to_string(r.n), r.dist, Num(r.time.median_ms, 4),
-                     Num(r.time.min_ms, 4), Num(r.time.max_ms, 4),
+                     Num(r.time.min_ms, 4), Num(r.time.max_ms, 4), std::to_string(r.time.reps),
                      Num(r.throughput, 1) + " " + r.unit, Opt(f.pct_peak, 1, "-"),
                      Opt(f.speedup_cpu, 2, "-"), Opt(f.speedup_naive, 2, "-"),
                      Opt(f.vs_library, 2, "-"), VerifiedName(r.verified)});

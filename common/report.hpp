@@ -3,15 +3,16 @@
  * @brief The benchmark report: a human table, CSV or JSON with one fixed column set.
  *
  * Columns, in this order:
- * `chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,throughput,unit,pct_peak,speedup_cpu,`
- * `speedup_naive,vs_library,verified`.
+ * `chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,reps,throughput,unit,pct_peak,`
+ * `speedup_cpu,speedup_naive,vs_library,verified`.
  *
  * Ratios are filled when the report is printed, from rows with the same n and dist:
  * `speedup_cpu` = CPU median / this median, `speedup_naive` = naive median / this median,
  * `vs_library` = library median / this median (higher is better for all three). Each row names
  * the rows it is compared with (`cpu_ref`, `naive_ref`, `library_ref`); the report supplies
- * defaults. `pct_peak` is computed from the unit: GB/s against the measured copy bandwidth,
- * GFLOP/s against the FP32 rate; other units leave it to the chapter.
+ * defaults. `pct_peak` is computed against the row's `Ceiling`: by default GB/s against the
+ * measured copy bandwidth and GFLOP/s against the FP32 rate; a read-only kernel names
+ * `Ceiling::kRead` (the measured read bandwidth). Other units leave it to the chapter.
  */
 #pragma once
 
@@ -29,14 +30,23 @@ namespace staged {
 
 /// The exact CSV header every executable prints.
 inline constexpr const char* kReportColumns =
-    "chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,throughput,unit,pct_peak,speedup_cpu,"
-    "speedup_naive,vs_library,verified";
+    "chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,reps,throughput,unit,pct_peak,"
+    "speedup_cpu,speedup_naive,vs_library,verified";
 
 /// Verification states a row can report.
 enum class Verified { kYes, kNo, kSkipped, kReference };
 
 /// `yes`, `no`, `skipped` or `reference`.
 std::string VerifiedName(Verified v);
+
+/// The measured ceiling a row's `pct_peak` is taken against.
+enum class Ceiling {
+  kAuto,  ///< GB/s: copy bandwidth; GFLOP/s: FP32 rate; other units: none
+  kCopy,  ///< device copy bandwidth (bytes read + written): kernels that read and write
+  kRead,  ///< read-only streaming bandwidth: kernels that only read
+  kFp32,  ///< FP32 FMA rate
+  kNone,  ///< no automatic percentage (the chapter may set `pct_peak` itself)
+};
 
 /// One measured variant.
 struct ReportRow {
@@ -46,7 +56,8 @@ struct ReportRow {
   TimingStats time;         ///< median/min/max in ms
   double throughput = 0.0;  ///< in `unit`
   std::string unit;         ///< `GB/s`, `GFLOP/s`, `GE/s`, ...
-  std::optional<double> pct_peak;      ///< % of the measured peak (auto for GB/s and GFLOP/s)
+  std::optional<double> pct_peak;      ///< % of the measured peak (else from `ceiling`)
+  Ceiling ceiling = Ceiling::kAuto;    ///< what `pct_peak` is measured against
   Verified verified = Verified::kYes;  ///< verification outcome
   std::string cpu_ref;                 ///< row used for speedup_cpu (empty: report default)
   std::string naive_ref;               ///< row used for speedup_naive (empty: report default)

@@ -34,4 +34,11 @@ L2Flusher::L2Flusher() : scratch_(2 * CurrentL2Bytes()) {}
 
 void L2Flusher::Flush(cudaStream_t stream) { scratch_.FillBytes(0x5A, stream); }
 
+void ThrowGateTimeout() {
+  throw std::logic_error(
+      "TimeGpu: the timed work waited for the host behind a closed stream gate (a stream "
+      "synchronisation, a blocking copy, or more launches than the driver queues); time it with "
+      "TimingOptions::gate = false");
+}
+
 }  // namespace staged

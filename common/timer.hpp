@@ -1,12 +1,13 @@
 /**
  * @file timer.hpp
  * @brief `GpuTimer` (CUDA events) and the timing helpers every benchmark uses: warm-up runs,
- *        many timed reps, median/min/max, and an optional L2 flush between reps.
+ *        many timed reps, median/min/max, an optional L2 flush before each rep, and a
+ *        `StreamGate` that keeps host launch latency out of the timed region.
  *
  * @code
  * staged::TimingOptions opt{.warmup = 3, .reps = 20, .flush_l2 = true};
  * staged::TimingStats t = staged::TimeGpu(opt, [&](cudaStream_t s) { Launch(d_in, d_out, n, s); });
- * // t.median_ms, t.min_ms, t.max_ms
+ * // t.median_ms, t.min_ms, t.max_ms: GPU time from the first launch to the end of the last
  * @endcode
  */
 #pragma once
@@ -21,6 +22,7 @@
 
 #include "device_buffer.hpp"
 #include "stream.hpp"
+#include "stream_gate.hpp"
 
 namespace staged {
 
@@ -32,12 +34,24 @@ struct TimingStats {
   int reps = 0;            ///< number of timed reps
 };
 
-/// How to time: warm-up runs (not timed), timed reps, and whether to flush L2 before each rep.
+/// How to time: warm-up runs (not timed), timed reps, whether to flush L2 before each rep, and
+/// whether the host's launch work is kept out of the timed region.
 struct TimingOptions {
   int warmup = 3;         ///< untimed runs first (module load, caches, clocks)
   int reps = 20;          ///< timed runs; the median is reported
   bool flush_l2 = false;  ///< overwrite L2 before each rep so no input is served from cache
+  /// Queue each rep behind a closed `StreamGate` (true, the default): the events then measure GPU
+  /// time only, from the first launch to the end of the last. Set false for work that waits for
+  /// the host inside the rep (a stream synchronisation, a blocking copy) or that queues more
+  /// launches than the driver's queue holds; its time then includes the host's share.
+  bool gate = true;
 };
+
+/// True when a working set of @p bytes is small enough to be served from an L2 cache of
+/// @p l2_bytes across reps (below 4 x L2), so reps must flush L2 to read device memory.
+/// @param[in] bytes bytes the timed work reads and writes
+/// @param[in] l2_bytes the device's L2 size
+inline bool ShouldFlushL2(std::size_t bytes, std::size_t l2_bytes) { return bytes < 4 * l2_bytes; }
 
 /// Reduces raw timings to median/min/max. Throws `std::invalid_argument` on an empty set.
 TimingStats Summarize(std::vector<double> samples_ms);
@@ -73,22 +87,42 @@ class L2Flusher {
   DeviceBuffer<unsigned char> scratch_;
 };
 
+/// Throws `std::logic_error` explaining that gated work waited for the host (see `TimeGpu`).
+[[noreturn]] void ThrowGateTimeout();
+
 /// Runs @p work(stream) `warmup` times, then `reps` times between CUDA events; returns the stats.
-/// @p work must only enqueue GPU work on the given stream (it may also synchronise).
+///
+/// Each rep: flush L2 (when asked), close a `StreamGate` (unless `options.gate` is false),
+/// record the start event, enqueue the work, record the stop event, open the gate, wait. The GPU
+/// therefore runs start, work and stop back to back: the median is device time, not the host's
+/// launch latency. With the gate, @p work must only enqueue work on the given stream and never
+/// wait for it (`TimeGpu` throws `std::logic_error` when it did); work that synchronises needs
+/// `options.gate = false`.
 template <typename Work>
 TimingStats TimeGpu(const TimingOptions& options, Work&& work, cudaStream_t stream = nullptr) {
   for (int i = 0; i < options.warmup; ++i) work(stream);
   std::optional<L2Flusher> flusher;
   if (options.flush_l2) flusher.emplace();
+  std::optional<StreamGate> gate;
+  if (options.gate) gate.emplace();
   std::vector<double> samples;
   samples.reserve(options.reps > 0 ? options.reps : 1);
   GpuTimer timer(stream);
   for (int i = 0; i < (options.reps > 0 ? options.reps : 1); ++i) {
     if (flusher) flusher->Flush(stream);
-    timer.Start();
-    work(stream);
-    timer.Stop();
+    if (gate) {
+      gate->Close(stream);
+      GateGuard open_on_exit(*gate);
+      timer.Start();
+      work(stream);
+      timer.Stop();
+    } else {
+      timer.Start();
+      work(stream);
+      timer.Stop();
+    }
     samples.push_back(timer.ElapsedMs());
+    if (gate && gate->TimedOut()) ThrowGateTimeout();
   }
   return Summarize(std::move(samples));
 }

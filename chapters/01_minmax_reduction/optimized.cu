@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "chapters/01_minmax_reduction/block_minmax.cuh"
 #include "chapters/01_minmax_reduction/minmax.cuh"
 #include "common/cuda_check.hpp"
 
@@ -68,44 +69,6 @@ __device__ __forceinline__ void Fold(T x, KeyOf<T>& kmin, KeyOf<T>& kmax) {
   const KeyOf<T> k = OrderedKey<T>::From(x);
   kmin = KeyMin(kmin, k);
   kmax = KeyMax(kmax, k);
-}
-
-/// Butterfly over the warp: afterwards every lane holds the warp's min and max keys.
-/// @tparam K key type
-/// @param[in,out] kmin,kmax this lane's keys in, the warp's out
-template <typename K>
-__device__ __forceinline__ void WarpMinMax(K& kmin, K& kmax) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) {
-    kmin = KeyMin(kmin, __shfl_xor_sync(0xFFFFFFFFu, kmin, offset));
-    kmax = KeyMax(kmax, __shfl_xor_sync(0xFFFFFFFFu, kmax, offset));
-  }
-}
-
-/// Block-wide min and max: warp shuffles, one key pair per warp through shared memory, then
-/// warp 0 shuffles again. The result is valid in thread 0.
-/// @tparam T element type
-/// @param[in,out] kmin,kmax this thread's keys in, the block's out (thread 0)
-/// @param s_min,s_max kWarps keys of shared scratch each
-/// @pre every thread of the block calls it (it contains `__syncthreads()`); the caller has
-///      synchronised since any earlier read of @p s_min / @p s_max
-template <typename T>
-__device__ __forceinline__ void BlockMinMax(KeyOf<T>& kmin, KeyOf<T>& kmax, KeyOf<T>* s_min,
-                                            KeyOf<T>* s_max) {
-  const int warp = threadIdx.x / 32;
-  const int lane = threadIdx.x % 32;
-  WarpMinMax(kmin, kmax);
-  if (lane == 0) {
-    s_min[warp] = kmin;
-    s_max[warp] = kmax;
-  }
-  // Warp 0 reads what every warp's lane 0 wrote.
-  __syncthreads();
-  if (warp == 0) {
-    kmin = lane < kWarps ? s_min[lane] : OrderedKey<T>::kHighest;
-    kmax = lane < kWarps ? s_max[lane] : OrderedKey<T>::kLowest;
-    WarpMinMax(kmin, kmax);
-  }
 }
 
 /// The single-pass kernel: every thread folds a grid-stride share of the 16-byte vectors in
@@ -175,7 +138,7 @@ __global__ void __launch_bounds__(kBlockSize)
   if (g < head) Fold(in[g], kmin, kmax);
   if (g < tail) Fold(body[units * kElems + g], kmin, kmax);
 
-  BlockMinMax<T>(kmin, kmax, s_min, s_max);
+  BlockMinMax<T, kBlockSize>(kmin, kmax, s_min, s_max);
   if (threadIdx.x == 0) {
     partial_min[blockIdx.x] = kmin;
     partial_max[blockIdx.x] = kmax;
@@ -199,7 +162,7 @@ __global__ void __launch_bounds__(kBlockSize)
     kmin = KeyMin(kmin, __ldcg(partial_min + b));
     kmax = KeyMax(kmax, __ldcg(partial_max + b));
   }
-  BlockMinMax<T>(kmin, kmax, s_min, s_max);
+  BlockMinMax<T, kBlockSize>(kmin, kmax, s_min, s_max);
   if (threadIdx.x == 0) *result = PairFromKeys<T>(kmin, kmax);
 }
 

@@ -17,6 +17,7 @@ DeviceInfo FakeDevice() {
   d.cc_major = 9;
   d.sm_count = 132;
   d.copy_gbps = 4000.0;
+  d.read_gbps = 4500.0;
   d.fp32_gflops = 60000.0;
   d.fp32_source = "measured";
   return d;
@@ -50,17 +51,17 @@ TEST(Report, CsvHasExactColumnsInOrder) {
   std::istringstream in(os.str());
   std::getline(in, header);
   EXPECT_EQ(header,
-            "chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,throughput,unit,pct_peak,"
+            "chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,reps,throughput,unit,pct_peak,"
             "speedup_cpu,speedup_naive,vs_library,verified");
   std::string line;
   int rows = 0;
   while (std::getline(in, line)) {
     ++rows;
-    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 14) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ','), 15) << line;
   }
   EXPECT_EQ(rows, 4);
   EXPECT_NE(os.str().find("01_minmax_reduction,optimized,1024,uniform,42,1.000000,0.900000,"
-                          "1.100000,3600.000,GB/s,90.00,8.000,4.000,2.000,yes"),
+                          "1.100000,10,3600.000,GB/s,90.00,8.000,4.000,2.000,yes"),
             std::string::npos)
       << os.str();
 }
@@ -98,6 +99,35 @@ TEST(Report, GflopsUseTheFp32Peak) {
   Report rep("04_matmul_global_vs_shared", 1, FakeDevice(), "library:cublas");
   rep.Add(Row("optimized", 1.0, 30000.0, "GFLOP/s"));
   EXPECT_DOUBLE_EQ(*rep.Finalize()[0].pct_peak, 50.0);
+}
+
+TEST(Report, ReadOnlyRowsUseTheReadBandwidth) {
+  Report rep("01_minmax_reduction", 1, FakeDevice(), "library:cub");
+  ReportRow r = Row("optimized", 1.0, 3600.0);
+  r.ceiling = Ceiling::kRead;
+  rep.Add(r);
+  ReportRow none = Row("optimized:other", 1.0, 3600.0);
+  none.ceiling = Ceiling::kNone;
+  rep.Add(none);
+  ReportRow chosen = Row("optimized:set", 1.0, 3600.0);
+  chosen.ceiling = Ceiling::kRead;
+  chosen.pct_peak = 12.5;  // a value the chapter set wins over the ceiling
+  rep.Add(chosen);
+  const auto rows = rep.Finalize();
+  EXPECT_DOUBLE_EQ(*rows[0].pct_peak, 80.0);  // 3600 / 4500
+  EXPECT_FALSE(rows[1].pct_peak.has_value());
+  EXPECT_DOUBLE_EQ(*rows[2].pct_peak, 12.5);
+}
+
+TEST(Report, RepsColumnCarriesEachRowsCount) {
+  Report rep("03_mppsort", 1, FakeDevice(), "library:cub");
+  ReportRow cpu = Row("cpu", 5.0, 1.0, "GE/s");
+  cpu.time.reps = 1;
+  cpu.verified = Verified::kReference;
+  rep.Add(cpu);
+  std::ostringstream os;
+  rep.Print(os, OutputFormat::kCsv);
+  EXPECT_NE(os.str().find(",5.500000,1,1.000,GE/s,"), std::string::npos) << os.str();
 }
 
 TEST(Report, VerificationVerdict) {

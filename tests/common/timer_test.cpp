@@ -40,5 +40,17 @@ TEST(TimeCpu, RunsWarmupPlusRepsAndMeasuresWork) {
   EXPECT_LE(s.median_ms, s.max_ms);
 }
 
+TEST(ShouldFlushL2, BelowFourTimesL2Only) {
+  constexpr std::size_t kL2 = 50u << 20;
+  EXPECT_TRUE(ShouldFlushL2(0, kL2));
+  EXPECT_TRUE(ShouldFlushL2(4 * kL2 - 1, kL2));
+  EXPECT_FALSE(ShouldFlushL2(4 * kL2, kL2));
+}
+
+TEST(TimingOptions, GateIsOnByDefault) {
+  const TimingOptions o{1, 2, false};
+  EXPECT_TRUE(o.gate);
+}
+
 }  // namespace
 }  // namespace staged

@@ -1,0 +1,55 @@
+/// @file resident_grid.cpp
+/// @brief The cached occupancy query behind `ResidentBlocks`.
+#include "resident_grid.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "cuda_check.hpp"
+
+namespace staged {
+
+unsigned ResidentBlocks(const void* kernel, int block_size, std::size_t dynamic_smem,
+                        int max_per_sm) {
+  using Key = std::tuple<int, const void*, int, std::size_t, int>;
+  static std::mutex mutex;
+  static std::map<Key, unsigned> cache;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const Key key{device, kernel, block_size, dynamic_smem, max_per_sm};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  int sms = 0;
+  int per_sm = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, dynamic_smem));
+  per_sm = std::max(per_sm, 1);
+  if (max_per_sm > 0) per_sm = std::min(per_sm, max_per_sm);
+  const auto resident = static_cast<unsigned>(std::max(sms, 1) * per_sm);
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, resident);
+  return resident;
+}
+
+unsigned GridFor(unsigned resident, std::size_t items, std::size_t items_per_block) {
+  const std::size_t per = std::max<std::size_t>(items_per_block, 1);
+  const std::size_t needed = (items + per - 1) / per;
+  return static_cast<unsigned>(
+      std::clamp<std::size_t>(needed, 1, std::max<std::size_t>(resident, 1)));
+}
+
+unsigned ResidentGrid(const void* kernel, int block_size, std::size_t dynamic_smem,
+                      std::size_t items, std::size_t items_per_block, int max_per_sm) {
+  return GridFor(ResidentBlocks(kernel, block_size, dynamic_smem, max_per_sm), items,
+                 items_per_block);
+}
+
+}  // namespace staged

@@ -1,0 +1,49 @@
+/**
+ * @file resident_grid.hpp
+ * @brief Grid sizes for grid-stride ("persistent") kernels: as many blocks as the GPU holds at
+ *        once, never more than the work needs.
+ *
+ * The occupancy query behind it costs microseconds, about as long as a small kernel, so the
+ * answer is cached per (device, kernel, block size, dynamic shared memory); the cache is
+ * guarded by a mutex, so launchers may be called from any number of host threads.
+ *
+ * @code
+ * const unsigned grid = staged::ResidentGrid(reinterpret_cast<const void*>(MyKernel), 256,
+ *                                            0, items, 256 * 4);
+ * MyKernel<<<grid, 256, 0, stream>>>(...);
+ * @endcode
+ */
+#pragma once
+
+#include <cstddef>
+
+namespace staged {
+
+/// Blocks of @p block_size threads with @p dynamic_smem bytes of dynamic shared memory each that
+/// can be resident on the current device at once: SMs x blocks per SM (at least one per SM),
+/// capped at @p max_per_sm blocks per SM when that is positive. Cached; thread-safe.
+/// @param[in] kernel the `__global__` function, cast to `const void*`
+/// @param[in] block_size threads per block
+/// @param[in] dynamic_smem dynamic shared memory per block, in bytes
+/// @param[in] max_per_sm cap on blocks per SM (0: none)
+unsigned ResidentBlocks(const void* kernel, int block_size, std::size_t dynamic_smem,
+                        int max_per_sm = 0);
+
+/// Grid of a grid-stride kernel: `ResidentBlocks(...)`, but no more blocks than
+/// ceil(@p items / @p items_per_block), and at least one.
+/// @param[in] kernel the `__global__` function, cast to `const void*`
+/// @param[in] block_size threads per block
+/// @param[in] dynamic_smem dynamic shared memory per block, in bytes
+/// @param[in] items units of work (elements, vectors, chunks)
+/// @param[in] items_per_block the fewest items worth giving one block (> 0)
+/// @param[in] max_per_sm cap on blocks per SM (0: none)
+unsigned ResidentGrid(const void* kernel, int block_size, std::size_t dynamic_smem,
+                      std::size_t items, std::size_t items_per_block, int max_per_sm = 0);
+
+/// The pure arithmetic of `ResidentGrid`: min(ceil(items / items_per_block), resident), >= 1.
+/// @param[in] resident blocks that fit on the GPU at once
+/// @param[in] items units of work
+/// @param[in] items_per_block the fewest items worth giving one block (> 0)
+unsigned GridFor(unsigned resident, std::size_t items, std::size_t items_per_block);
+
+}  // namespace staged
