@@ -32,10 +32,7 @@ bool IsNoGpuError(cudaError_t code) noexcept {
     case cudaErrorDevicesUnavailable:
     case cudaErrorSystemDriverMismatch:
     case cudaErrorCompatNotSupportedOnDevice:
-    case cudaErrorNotSupported:
     case cudaErrorInvalidDevice:
-    case cudaErrorUnsupportedPtxVersion:
-    case cudaErrorNoKernelImageForDevice:
       return true;
     default:
       return false;

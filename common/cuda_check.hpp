@@ -42,7 +42,9 @@ void CheckCuda(cudaError_t code, const char* expr, const char* file, int line);
 /// Prints the error to stderr instead of throwing; returns whether @p code was `cudaSuccess`.
 bool CheckCudaNoThrow(cudaError_t code, const char* expr, const char* file, int line) noexcept;
 
-/// True for the error codes that mean "there is no usable GPU" rather than "a call failed".
+/// True for the error codes that mean "there is no usable GPU" rather than "a call failed". A
+/// binary without code for the GPU (`cudaErrorNoKernelImageForDevice`) is not one of them: that
+/// is a build problem, reported as a CUDA error (exit 3) with the rebuild command.
 bool IsNoGpuError(cudaError_t code) noexcept;
 
 }  // namespace staged

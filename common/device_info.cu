@@ -168,14 +168,50 @@ bool GpuAvailable() noexcept {
   return count > 0;
 }
 
+std::string NoGpuMessage(int driver_version, cudaError_t error) {
+  std::string msg = "no NVIDIA GPU found";
+  if (driver_version > 0) {
+    msg += "\n  the NVIDIA driver (CUDA " + std::to_string(driver_version / 1000) + "." +
+           std::to_string(driver_version % 1000 / 10) +
+           ") reports: " + (error != cudaSuccess ? cudaGetErrorString(error) : "no CUDA device");
+  }
+  return msg;
+}
+
+std::string BuiltArchitectures() {
+#ifdef STAGED_CUDA_ARCHITECTURES
+  return STAGED_CUDA_ARCHITECTURES;
+#else
+  return "unknown";
+#endif
+}
+
+std::string ArchitectureMessage(const std::string& built, int cc_major, int cc_minor) {
+  std::string list;
+  std::size_t start = 0;
+  while (start <= built.size()) {  // "80-real,90" (or ';') -> "sm_80, sm_90"
+    const std::size_t end = std::min(built.find_first_of(",;", start), built.size());
+    std::string arch = built.substr(start, end - start);
+    arch = arch.substr(0, arch.find('-'));
+    if (!arch.empty()) {
+      if (!list.empty()) list += ", ";
+      list += arch == "native" || arch == "all" || arch == "all-major" ? arch : "sm_" + arch;
+    }
+    start = end + 1;
+  }
+  const std::string here = std::to_string(cc_major) + std::to_string(cc_minor);
+  return "built for " + (list.empty() ? std::string("unknown architectures") : list) +
+         "; this GPU is sm_" + here + ": rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + here;
+}
+
 DeviceInfo RequireGpu() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     cudaGetLastError();
-    throw NoGpuError(std::string("no usable CUDA GPU (") +
-                     (err != cudaSuccess ? cudaGetErrorString(err) : "no device found") +
-                     "); the kernels need an NVIDIA GPU");
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    throw NoGpuError(NoGpuMessage(driver, err));
   }
   DeviceInfo info;
   CUDA_CHECK(cudaGetDevice(&info.ordinal));
@@ -190,6 +226,16 @@ DeviceInfo RequireGpu() {
   CUDA_CHECK(cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, info.ordinal));
   std::size_t total = 0;
   CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
+  // Does this executable hold code the GPU can run? Asking for a kernel's attributes loads it.
+  cudaFuncAttributes attributes{};
+  const cudaError_t image = cudaFuncGetAttributes(&attributes, EmptyKernel);
+  if (image == cudaErrorNoKernelImageForDevice || image == cudaErrorInvalidDeviceFunction ||
+      image == cudaErrorUnsupportedPtxVersion) {
+    cudaGetLastError();
+    throw ArchitectureError(
+        ArchitectureMessage(BuiltArchitectures(), info.cc_major, info.cc_minor));
+  }
+  CUDA_CHECK(image);
   return info;
 }
 

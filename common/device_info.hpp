@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <cuda_runtime_api.h>
+
 #include <cstddef>
 #include <string>
 
@@ -34,9 +36,26 @@ struct DeviceInfo {
 /// True when at least one CUDA device can be used. Never throws.
 bool GpuAvailable() noexcept;
 
-/// Queries device 0; throws `NoGpuError` (one line, exit 77) when there is no usable GPU.
-/// Peaks are left at zero: call `MeasurePeaks` to fill them.
+/// Queries the current device. Throws `NoGpuError` (exit 77) when there is no usable GPU, and
+/// `ArchitectureError` (exit 3) when this executable holds no code for it (built for other
+/// architectures). Peaks are left at zero: call `MeasurePeaks` to fill them.
 DeviceInfo RequireGpu();
+
+/// The message of `NoGpuError`: "no NVIDIA GPU found", plus a second line with the driver's
+/// own words only when a driver is installed (@p driver_version > 0).
+/// @param[in] driver_version `cudaDriverGetVersion`'s answer (0: no driver)
+/// @param[in] error what `cudaGetDeviceCount` returned (`cudaSuccess` with zero devices)
+std::string NoGpuMessage(int driver_version, cudaError_t error);
+
+/// The message of `ArchitectureError`, e.g. "built for sm_80, sm_90; this GPU is sm_120:
+/// rebuild with -DCMAKE_CUDA_ARCHITECTURES=120".
+/// @param[in] built the architectures the build was configured with (CMAKE_CUDA_ARCHITECTURES,
+///            separated by commas or semicolons)
+/// @param[in] cc_major,cc_minor the GPU's compute capability
+std::string ArchitectureMessage(const std::string& built, int cc_major, int cc_minor);
+
+/// The architectures this build was configured with (CMAKE_CUDA_ARCHITECTURES, e.g. "80-real,90").
+std::string BuiltArchitectures();
 
 /// Fills `copy_gbps` (median of timed `cudaMemcpy` device-to-device copies of a buffer far
 /// larger than L2), `read_gbps` (a kernel that only reads the same buffer with 16-byte loads) and

@@ -28,15 +28,22 @@ int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body, 
   } catch (const NoGpuError& e) {
     err << program << ": skipped: " << e.what() << "\n";
     return kExitNoGpu;
+  } catch (const ArchitectureError& e) {
+    err << program << ": CUDA error: " << e.what() << "\n";
+    return kExitCudaError;
   } catch (const CudaError& e) {
     if (IsNoGpuError(e.code())) {
-      err << program << ": skipped: no usable CUDA GPU (" << e.what() << ")\n";
+      err << program << ": skipped: no NVIDIA GPU found\n  " << e.what() << "\n";
       return kExitNoGpu;
     }
     err << program << ": CUDA error: " << e.what() << "\n";
     return kExitCudaError;
   } catch (const std::bad_alloc&) {
     err << program << ": input error: not enough host memory for this problem size\n";
+    return kExitUsage;
+  } catch (const std::invalid_argument& e) {
+    // Launchers check their arguments (sizes, scratch) with std::invalid_argument.
+    err << program << ": usage error: " << e.what() << "\n";
     return kExitUsage;
   } catch (const std::exception& e) {
     err << program << ": error: " << e.what() << "\n";

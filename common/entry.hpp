@@ -6,9 +6,12 @@
  * |---|---|---|
  * | none, body returned 0 | 0 | ran and verified |
  * | `VerificationError` | 1 | a result did not match its reference |
- * | `UsageError`, `InputError`, `std::bad_alloc` | 2 | bad usage or input (too large for host
- * memory included) | | `CudaError` | 3 | a CUDA call failed (77 when the error means "no usable
- * GPU") | | `NoGpuError` | 77 | no usable GPU | | anything else | 3 | unexpected runtime failure |
+ * | `UsageError`, `InputError`, `std::invalid_argument` | 2 | bad usage or input (a launcher's argument check included) |
+ * | `std::bad_alloc` | 2 | the problem does not fit in host memory |
+ * | `CudaError` | 3 | a CUDA call failed (77 when the code means "no GPU": no device, no driver) |
+ * | `ArchitectureError` | 3 | the executable has no code for this GPU (the message gives the rebuild command) |
+ * | `NoGpuError` | 77 | no NVIDIA GPU found (CTest's skip code) |
+ * | any other `std::exception` | 3 | unexpected runtime failure |
  *
  * @code
  * int main(int argc, char** argv) {

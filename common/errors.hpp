@@ -45,4 +45,11 @@ class NoGpuError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The executable holds no code this GPU can run (built for other architectures). Exit code 3:
+/// the GPU is usable, the build is not.
+class ArchitectureError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 }  // namespace staged

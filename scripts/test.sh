@@ -1,11 +1,82 @@
 #!/usr/bin/env bash
-# The verification suite (README command 2): installs what is missing, configures, builds, runs
-# every test. Passes with or without a GPU: GPU tests report "Skipped" where there is none.
-# Usage: scripts/test.sh [extra ctest arguments, e.g. -L 01_minmax_reduction]
-set -euo pipefail
+# The verification suite (README command 2): installs what is missing, configures, builds and runs
+# the tests, then prints one table per chapter and a last line such as
+#   tests: 208 passed, 0 failed, 742 skipped (no GPU)
+# Passes with or without a GPU: GPU tests report "skipped" where there is none.
+#
+# Usage: scripts/test.sh [--chapter NN|FOLDER] [--junit FILE] [ctest arguments...]
+#   --chapter 03      build and run chapter 03's whole suite (its label, 03_mppsort) only
+#   --junit FILE      also write JUnit XML (ctest --output-junit) for autograders and CI
+#   other arguments   passed to ctest, e.g. -R MinMax or -L host
+# Exit: 0 every test that ran passed, 1 a test failed (or none ran), 2 bad usage or missing tools.
+# The full ctest output goes to build/test.log, the names of skipped tests to build/skipped.txt.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-source scripts/deps.sh
+root=$(pwd)
+
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+chapter=""
+junit=""
+ctest_args=()
+while (( $# )); do
+  case "$1" in
+    --chapter) chapter=${2:?--chapter needs a number or folder}; shift 2 ;;
+    --chapter=*) chapter=${1#*=}; shift ;;
+    --junit) junit=${2:?--junit needs a file name}; shift 2 ;;
+    --junit=*) junit=${1#*=}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    *) ctest_args+=("$1"); shift ;;
+  esac
+done
+
+targets=()
+if [[ -n "$chapter" ]]; then
+  folder=$(cd chapters && ls -d "$chapter"*/ 2>/dev/null | head -n1 | tr -d /)
+  if [[ -z "$folder" || ! -d "chapters/$folder" ]]; then
+    echo "test.sh: no chapter '$chapter' (try 01 ... 05 or a folder name in chapters/)" >&2
+    exit 2
+  fi
+  prefix="ch${folder:0:2}"
+  ctest_args+=(-L "^${folder}\$")
+fi
+
+source scripts/deps.sh || exit 2
+set +e  # deps.sh turns on -e; this script checks each step itself
 jobs=${STAGED_JOBS:-$(nproc)}
-cmake --preset default
-cmake --build --preset default -j "$jobs"
-ctest --preset default -j "$jobs" "$@"
+log="$root/build/test.log"
+cmake --preset default -DSTAGED_CHAPTERS= >/dev/null || { echo "test.sh: configure failed" >&2; exit 2; }
+if [[ -n "$chapter" ]]; then
+  # The chapter's executables and test binary (the chapters it builds on come as dependencies).
+  mapfile -t targets < <(ninja -C build -t targets all 2>/dev/null |
+                          grep -oE "^${prefix}_[a-z0-9_]+:" | tr -d : | grep -v '_kernels$' | sort -u)
+  echo "test.sh: building chapter $folder (${#targets[@]} targets)"
+  cmake --build --preset default -j "$jobs" --target "${targets[@]}" >"$root/build/build.log" 2>&1
+else
+  echo "test.sh: building every chapter"
+  cmake --build --preset default -j "$jobs" >"$root/build/build.log" 2>&1
+fi
+if (( $? != 0 )); then
+  grep -E -m 20 'error|FAILED' "$root/build/build.log" >&2
+  echo "test.sh: build failed (full log: build/build.log)" >&2
+  exit 1
+fi
+
+no_gpu=()
+build/bin/staged_device_query >/dev/null 2>&1
+[[ $? -eq 77 ]] && no_gpu=(--no-gpu)
+xml=${junit:-$root/build/test-results.xml}
+[[ "$xml" == /* ]] || xml="$root/$xml"
+echo "test.sh: running tests (full output: build/test.log)"
+ctest --test-dir build -j "$jobs" --output-on-failure --output-junit "$xml" "${ctest_args[@]}" \
+  >"$log" 2>&1
+ctest_rc=$?
+if grep -q "No tests were found" "$log"; then
+  echo "test.sh: no tests matched ${ctest_args[*]}" >&2
+  exit 1
+fi
+python3 scripts/ctest_summary.py --build build --junit "$xml" --skip-log build/skipped.txt \
+  "${no_gpu[@]}"
+summary_rc=$?
+[[ -n "$junit" ]] && echo "JUnit XML: $xml" >&2
+(( ctest_rc != 0 || summary_rc != 0 )) && exit 1
+exit 0

@@ -33,17 +33,6 @@ TEST(CudaCheck, MessageNamesTheExpression) {
       << msg;
 }
 
-TEST(CudaCheck, LastLaunchMacroChecksTheLaunchError) {
-  // Without a GPU cudaGetLastError reports no device; with one and no prior launch it is clean.
-  // Either way the macro must not report a success it did not see.
-  const cudaError_t pending = cudaPeekAtLastError();
-  if (pending == cudaSuccess) {
-    EXPECT_NO_THROW(CUDA_CHECK_LAST_LAUNCH());
-  } else {
-    EXPECT_THROW(CUDA_CHECK_LAST_LAUNCH(), CudaError);
-  }
-}
-
 TEST(CudaCheck, NoThrowVariantReportsAndReturnsFalse) {
   testing::internal::CaptureStderr();
   const bool ok = CUDA_CHECK_NOTHROW(cudaErrorLaunchFailure);
@@ -56,6 +45,7 @@ TEST(CudaCheck, NoThrowVariantReportsAndReturnsFalse) {
 TEST(CudaCheck, NoGpuCodesAreRecognised) {
   EXPECT_TRUE(IsNoGpuError(cudaErrorNoDevice));
   EXPECT_TRUE(IsNoGpuError(cudaErrorInsufficientDriver));
+  EXPECT_FALSE(IsNoGpuError(cudaErrorNoKernelImageForDevice));  // a build problem: exit 3
   EXPECT_FALSE(IsNoGpuError(cudaErrorInvalidValue));
   EXPECT_FALSE(IsNoGpuError(cudaErrorIllegalAddress));
 }

@@ -38,7 +38,7 @@ TEST(DeviceInfo, RequireGpuAgreesWithGpuAvailable) {
       RequireGpu();
       FAIL() << "RequireGpu returned without a GPU";
     } catch (const NoGpuError& e) {
-      EXPECT_NE(std::string(e.what()).find("no usable CUDA GPU"), std::string::npos);
+      EXPECT_NE(std::string(e.what()).find("no NVIDIA GPU found"), std::string::npos);
     }
   }
 }

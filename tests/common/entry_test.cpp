@@ -2,6 +2,7 @@
 /// @brief Host tests of the exception-to-exit-code mapping.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <new>
 #include <sstream>
 #include <stdexcept>
@@ -33,14 +34,54 @@ TEST(RunMain, MapsEveryExceptionToItsExitCode) {
   EXPECT_EQ(RunBody([]() -> int { throw std::runtime_error("x"); }), 3);
   EXPECT_EQ(RunBody([]() -> int { throw NoGpuError("x"); }), 77);
   EXPECT_EQ(RunBody([]() -> int { throw CudaError(cudaErrorNoDevice, "x"); }), 77);
+  EXPECT_EQ(RunBody([]() -> int { throw CudaError(cudaErrorInsufficientDriver, "x"); }), 77);
+  EXPECT_EQ(RunBody([]() -> int { throw std::invalid_argument("scratch too small"); }), 2);
+  EXPECT_EQ(RunBody([]() -> int { throw ArchitectureError("built for sm_90"); }), 3);
+  // A binary without code for the GPU is a build problem, not a missing GPU: never a skip.
+  EXPECT_EQ(RunBody([]() -> int { throw CudaError(cudaErrorNoKernelImageForDevice, "x"); }), 3);
 }
+
+TEST(RunMain, LauncherArgumentErrorsAreUsageErrors) {
+  std::string msg;
+  EXPECT_EQ(RunBody([]() -> int { throw std::invalid_argument("MinMax: n == 0"); }, &msg), 2);
+  EXPECT_EQ(msg, "ch00_test: usage error: MinMax: n == 0\n");
+}
+
+TEST(RunMain, ArchitectureMismatchSaysHowToRebuild) {
+  std::string msg;
+  RunBody([]() -> int { throw ArchitectureError(ArchitectureMessage("80-real,90", 12, 0)); }, &msg);
+  EXPECT_EQ(msg,
+            "ch00_test: CUDA error: built for sm_80, sm_90; this GPU is sm_120: rebuild with "
+            "-DCMAKE_CUDA_ARCHITECTURES=120\n");
+}
+
+TEST(NoGpuMessage, DriverLineOnlyWhenADriverExists) {
+  EXPECT_EQ(NoGpuMessage(0, cudaErrorInsufficientDriver), "no NVIDIA GPU found");
+  const std::string with_driver = NoGpuMessage(12040, cudaErrorNoDevice);
+  EXPECT_EQ(with_driver.rfind("no NVIDIA GPU found\n  the NVIDIA driver (CUDA 12.4) reports: ", 0),
+            0u)
+      << with_driver;
+  EXPECT_EQ(std::count(with_driver.begin(), with_driver.end(), '\n'), 1);
+}
+
+TEST(ArchitectureMessage, ListsEveryBuiltArchitecture) {
+  EXPECT_EQ(ArchitectureMessage("90", 8, 0),
+            "built for sm_90; this GPU is sm_80: rebuild with -DCMAKE_CUDA_ARCHITECTURES=80");
+  EXPECT_EQ(ArchitectureMessage("75;80-real;90-virtual", 12, 1),
+            "built for sm_75, sm_80, sm_90; this GPU is sm_121: rebuild with "
+            "-DCMAKE_CUDA_ARCHITECTURES=121");
+  EXPECT_EQ(ArchitectureMessage("native", 9, 0),
+            "built for native; this GPU is sm_90: rebuild with -DCMAKE_CUDA_ARCHITECTURES=90");
+}
+
+TEST(BuiltArchitectures, NamesTheConfiguredList) { EXPECT_FALSE(BuiltArchitectures().empty()); }
 
 TEST(RunMain, MessageIsOneLineNamingProgramAndProblem) {
   std::string msg;
   RunBody([]() -> int { throw UsageError("--n 0: the minimum of nothing is undefined"); }, &msg);
   EXPECT_EQ(msg, "ch00_test: usage error: --n 0: the minimum of nothing is undefined\n");
-  RunBody([]() -> int { throw NoGpuError("no usable CUDA GPU"); }, &msg);
-  EXPECT_EQ(msg, "ch00_test: skipped: no usable CUDA GPU\n");
+  RunBody([]() -> int { throw NoGpuError("no NVIDIA GPU found"); }, &msg);
+  EXPECT_EQ(msg, "ch00_test: skipped: no NVIDIA GPU found\n");
 }
 
 TEST(RunMain, BodyExitCodePassesThrough) {

@@ -52,6 +52,10 @@ TEST_F(GpuResources, FillBytesPoisonsEveryByte) {
 TEST_F(GpuResources, BadLaunchIsCaughtByLastLaunchCheck) {
   AddOneKernel<<<1, 4096>>>(nullptr, 0);  // 4096 threads per block is over every limit
   EXPECT_THROW(CUDA_CHECK_LAST_LAUNCH(), CudaError);
+  // The check consumed the (non-sticky) launch error: a good launch after it checks clean.
+  AddOneKernel<<<1, 32>>>(nullptr, 0);
+  EXPECT_NO_THROW(CUDA_CHECK_LAST_LAUNCH());
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 TEST_F(GpuResources, PinnedBufferAndStreamCopy) {

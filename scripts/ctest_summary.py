@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Summarise a ctest run: one table per chapter label and one plain last line.
+
+Reads the JUnit XML that `ctest --output-junit` wrote and the labels of every test
+(`ctest --show-only=json-v1`), and prints
+
+    chapter                       passed  failed  skipped
+    common                            95       0        0
+    01_minmax_reduction                4       0       51
+    ...
+    tests: 208 passed, 0 failed, 742 skipped (no GPU)
+
+Failed tests are listed by name above the table; the names of skipped tests go to --skip-log.
+Exit status: 0 when nothing failed and at least one test ran, 1 otherwise.
+
+Usage: ctest_summary.py --build BUILD_DIR --junit FILE [--skip-log FILE] [--no-gpu]
+"""
+import argparse
+import json
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+CHAPTER = re.compile(r"^(\d\d_[a-z0-9_]+|common)$")
+
+
+def labels_by_test(build):
+    out = subprocess.run(["ctest", "--test-dir", build, "--show-only=json-v1"],
+                         check=True, capture_output=True, text=True).stdout
+    labels = {}
+    for test in json.loads(out).get("tests", []):
+        props = {p["name"]: p["value"] for p in test.get("properties", [])}
+        value = props.get("LABELS", [])
+        labels[test["name"]] = value if isinstance(value, list) else [value]
+    return labels
+
+
+def outcome(case):
+    if case.find("failure") is not None or case.get("status") == "fail":
+        return "failed"
+    if case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
+        return "skipped"
+    return "passed"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", required=True, help="the build directory ctest ran in")
+    ap.add_argument("--junit", required=True, help="JUnit XML written by ctest --output-junit")
+    ap.add_argument("--skip-log", help="file that receives the names of skipped tests")
+    ap.add_argument("--no-gpu", action="store_true", help="say that skips mean: no GPU here")
+    args = ap.parse_args()
+
+    labels = labels_by_test(args.build)
+    cases = ET.parse(args.junit).getroot().iter("testcase")
+    counts = {}
+    failed, skipped = [], []
+    for case in cases:
+        name = case.get("name")
+        chapter = next((l for l in labels.get(name, []) if CHAPTER.match(l)), "(no chapter)")
+        result = outcome(case)
+        counts.setdefault(chapter, {"passed": 0, "failed": 0, "skipped": 0})[result] += 1
+        if result == "failed":
+            failed.append(name)
+        elif result == "skipped":
+            skipped.append(name)
+
+    if args.skip_log:
+        with open(args.skip_log, "w") as f:
+            f.writelines(n + "\n" for n in skipped)
+    if failed:
+        print("failed tests:")
+        for name in failed:
+            print("  " + name)
+        print()
+
+    order = sorted(counts, key=lambda c: (c != "common", c))
+    width = max([len("chapter")] + [len(c) for c in order])
+    print(f"{'chapter':<{width}}  {'passed':>6}  {'failed':>6}  {'skipped':>7}")
+    for c in order:
+        k = counts[c]
+        print(f"{c:<{width}}  {k['passed']:>6}  {k['failed']:>6}  {k['skipped']:>7}")
+    total = {r: sum(k[r] for k in counts.values()) for r in ("passed", "failed", "skipped")}
+    why = " (no GPU)" if args.no_gpu and total["skipped"] else ""
+    if args.skip_log and total["skipped"]:
+        print(f"skipped test names: {args.skip_log}")
+    print(f"tests: {total['passed']} passed, {total['failed']} failed, "
+          f"{total['skipped']} skipped{why}")
+    return 0 if total["failed"] == 0 and total["passed"] + total["failed"] > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
