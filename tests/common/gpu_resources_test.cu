@@ -3,8 +3,12 @@
 ///        Each skips where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "common/cuda_check.hpp"
@@ -86,6 +90,47 @@ TEST_F(GpuResources, GpuTimerMeasuresASpin) {
   EXPECT_LT(t.median_ms, 50.0);
 }
 
+__global__ void EmptyTestKernel() {}
+
+TEST_F(GpuResources, EmptyLaunchUnderTheTimerCostsAFewMicroseconds) {
+  const double us = MeasureEmptyLaunchUs(200);
+  RecordProperty("empty_launch_us", std::to_string(us));
+  std::printf("an empty kernel under TimeGpu: %.2f us\n", us);
+  EXPECT_GT(us, 0.0);
+  EXPECT_LT(us, 5.0) << "the timed region holds more than the device work of an empty launch";
+}
+
+TEST_F(GpuResources, GateKeepsHostTimeOutOfTheTimedRegion) {
+  // The work spends 2 ms on the host before its (tiny) launch. Gated, the GPU starts the clock
+  // only when everything is queued, so the host's 2 ms are not counted; ungated, they are.
+  Stream s;
+  auto work = [](cudaStream_t st) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EmptyTestKernel<<<1, 32, 0, st>>>();
+    CUDA_CHECK_LAST_LAUNCH();
+  };
+  const TimingStats gated = TimeGpu(TimingOptions{1, 5, false, true}, work, s.get());
+  const TimingStats ungated = TimeGpu(TimingOptions{1, 5, false, false}, work, s.get());
+  EXPECT_LT(gated.median_ms, 0.5);
+  EXPECT_GT(ungated.median_ms, 1.5);
+}
+
+TEST_F(GpuResources, GatedWorkThatWaitsForTheHostIsAnError) {
+  Stream s;
+  EXPECT_THROW(TimeGpu(
+                   TimingOptions{0, 1, false, true},
+                   [](cudaStream_t st) {
+                     EmptyTestKernel<<<1, 32, 0, st>>>();
+                     CUDA_CHECK(cudaStreamSynchronize(st));  // waits behind the closed gate
+                   },
+                   s.get()),
+               std::logic_error);
+  // The stream is usable afterwards.
+  EmptyTestKernel<<<1, 32, 0, s.get()>>>();
+  CUDA_CHECK_LAST_LAUNCH();
+  s.Synchronize();
+}
+
 TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
   unsetenv("STAGED_SKIP_PEAKS");  // this test is about the measurement itself
   DeviceInfo info = RequireGpu();
@@ -95,6 +140,9 @@ TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
   MeasurePeaks(info);
   EXPECT_GT(info.copy_gbps, 50.0);
   EXPECT_LT(info.copy_gbps, 20000.0);
+  // A pure read stream moves at least as many bytes per second as a copy, but not twice as many.
+  EXPECT_GT(info.read_gbps, 0.8 * info.copy_gbps);
+  EXPECT_LT(info.read_gbps, 2.0 * info.copy_gbps);
   EXPECT_GT(info.fp32_gflops, 100.0);
   EXPECT_EQ(info.fp32_source, "measured");
   const double attr = Fp32GflopsFromAttributes(info);
@@ -111,6 +159,7 @@ TEST_F(GpuResources, SkipPeaksFallsBackToAttributes) {
   MeasurePeaks(info);
   unsetenv("STAGED_SKIP_PEAKS");
   EXPECT_EQ(info.copy_gbps, 0.0);
+  EXPECT_EQ(info.read_gbps, 0.0);
   EXPECT_EQ(info.fp32_source, "attributes");
   EXPECT_DOUBLE_EQ(info.fp32_gflops, Fp32GflopsFromAttributes(info));
 }
