@@ -12,7 +12,8 @@
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
-# Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv, OUTDIR/plots/*.svg
+# Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv and device.csv (the
+#         measured peaks and the timer's empty-launch cost), OUTDIR/plots/*.svg
 # Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -60,6 +61,10 @@ if ! "$build/bin/staged_device_query" >"$out/logs/device.txt" 2>&1; then
   note device "no usable GPU"; exit 77
 fi
 note device "$(head -n1 "$out/logs/device.txt" | cut -c9-)"
+# The measured peaks and the timer's cost of an empty launch, as one CSV row (the ceilings every
+# page quotes come from this file).
+"$build/bin/staged_device_query" --format csv >"$out/results/device.csv" 2>"$out/logs/device_csv.err"
+note "empty launch (timer)" "$(awk -F, 'NR == 2 { print $NF " us" }' "$out/results/device.csv")"
 
 # --- all tests -------------------------------------------------------------------------------
 if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
@@ -67,15 +72,19 @@ if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
   ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900 \
         --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
   ctest_rc=$?
-  tests_line=$(grep -E 'tests passed|tests failed' "$out/logs/ctest.log" | tail -n1)
-  skipped=$(grep -c '(Skipped)' "$out/logs/ctest.log")
+  python3 scripts/ctest_summary.py --build "$build" --junit "$out/logs/ctest.xml" \
+    --skip-log "$out/logs/skipped.txt" >"$out/logs/ctest_summary.txt" 2>&1
+  tests_line=$(tail -n1 "$out/logs/ctest_summary.txt")
   if (( ctest_rc != 0 )); then
     failures=$((failures + 1))
-    note ctest "FAIL: $tests_line; $skipped skipped ($(elapsed "$t0"))"
-    grep -E '^\s+[0-9]+ - .*\((Failed|Timeout|SEGFAULT|Exception|Not Run)' "$out/logs/ctest.log" \
-      | head -n 25 | tee -a "$summary"
+    note ctest "FAIL: $tests_line ($(elapsed "$t0"))"
+    sed -n '/^failed tests:/,/^$/p' "$out/logs/ctest_summary.txt" | head -n 25 | tee -a "$summary"
   else
-    note ctest "ok: $tests_line; $skipped skipped ($(elapsed "$t0"))"
+    note ctest "ok: $tests_line ($(elapsed "$t0"))"
+  fi
+  if ! python3 scripts/check_test_labels.py --build "$build" >"$out/logs/labels.txt" 2>&1; then
+    failures=$((failures + 1))
+    note labels "FAIL (logs/labels.txt)"
   fi
 fi
 
@@ -169,6 +178,7 @@ if [[ "${STAGED_SKIP_BENCH:-0}" != 1 ]]; then
     fi
     if [[ "${STAGED_UPDATE_RESULTS:-0}" == 1 ]]; then cp "$csv" "docs/results/$ch.csv"; fi
   done
+  if [[ "${STAGED_UPDATE_RESULTS:-0}" == 1 ]]; then cp "$out/results/device.csv" docs/results/device.csv; fi
   if python3 -c 'import matplotlib' 2>/dev/null && [[ -f scripts/plot_results.py ]]; then
     copy=$(awk -F, 'NR == 2 { print $6 }' < <("$build/bin/staged_device_query" --format csv 2>/dev/null))
     python3 scripts/plot_results.py --results "$out/results" --out "$out/plots" \

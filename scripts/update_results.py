@@ -13,8 +13,23 @@ n=<comma list> (default: every n), dist=<comma list>, columns=<comma list of CSV
 (default: variant,n,dist,median_ms,throughput,unit,pct_peak,speedup_cpu,speedup_naive,
 vs_library,verified).
 
-Usage: scripts/update_results.py [--results docs/results] [--check] [chapter-folder ...]
---check exits 1 when a README is out of date instead of rewriting it.
+A number in prose is generated the same way, so pages and data cannot drift apart:
+
+    ... reads 2^28 floats at <!-- num 01 variant=optimized n=2^28 dist=float:uniform
+    col=throughput scale=0.001 fmt=.2f -->4.42<!-- /num --> TB/s ...
+
+`num` takes the CSV (a chapter number such as 01, or `device` for device.csv), selectors
+(`variant=`, `n=`, `dist=`, or any other column; n accepts 2^k and K/M/G), the value
+(`col=<column>`, or `ratio=<variant>`: that row's median over this row's median, at the same n and
+dist), an optional `scale=` factor, `agg=min|max` when the selectors match several rows (e.g.
+`n=2^16,2^17,2^18`), and a Python format (`fmt=.2f`, default `.3g`). A selector that matches no
+row, or several without `agg`, is an error.
+
+Pages: every chapter README, the root README.md, docs/pages/*.md and docs/results/README.md
+(whose tables name their CSV with `csv=<chapter folder>`).
+
+Usage: scripts/update_results.py [--results docs/results] [--check] [page ...]
+--check exits 1 when a page is out of date (or a marker is wrong) instead of rewriting it.
 """
 import argparse
 import csv
@@ -30,6 +45,56 @@ HEADINGS = {"median_ms": "median ms", "min_ms": "min ms", "max_ms": "max ms",
             "vs_library": "vs library"}
 BLOCK = re.compile(r"(<!-- results:begin(?P<opts>[^>]*)-->\n)(?P<body>.*?)(<!-- results:end -->)",
                    re.S)
+NUM = re.compile(r"(<!--\s*num\s+(?P<opts>.*?)-->)(?P<value>.*?)(<!--\s*/num\s*-->)", re.S)
+
+
+class MarkerError(Exception):
+    """A `num` or `results` marker that cannot be resolved."""
+
+
+def parse_size(text):
+    m = re.fullmatch(r"(\d+)\^(\d+)", text)
+    if m:
+        return str(int(m.group(1)) ** int(m.group(2)))
+    m = re.fullmatch(r"(\d+)([KMG])", text)
+    if m:
+        return str(int(m.group(1)) << {"K": 10, "M": 20, "G": 30}[m.group(2)])
+    m = re.fullmatch(r"(\d+)e(\d+)", text)
+    if m:
+        return str(int(m.group(1)) * 10 ** int(m.group(2)))
+    return text
+
+
+def number(opts, csvs):
+    words = opts.split()
+    if not words:
+        raise MarkerError("num: empty marker")
+    source, pairs = words[0], dict(w.split("=", 1) for w in words[1:] if "=" in w)
+    rows = csvs(source)
+    special = {"col", "ratio", "scale", "agg", "fmt"}
+    selectors = {k: [parse_size(x) if k == "n" else x for x in v.split(",")]
+                 for k, v in pairs.items() if k not in special}
+    matched = [r for r in rows if all(r.get(k) in vals for k, vals in selectors.items())]
+    if not matched:
+        raise MarkerError(f"num {opts.strip()}: no row matches")
+    values = []
+    for r in matched:
+        if "ratio" in pairs:
+            other = [o for o in rows if o["variant"] == pairs["ratio"] and o["n"] == r["n"]
+                     and o["dist"] == r["dist"]]
+            if len(other) != 1:
+                raise MarkerError(f"num {opts.strip()}: ratio row {pairs['ratio']} not unique")
+            values.append(float(other[0]["median_ms"]) / float(r["median_ms"]))
+        else:
+            col = pairs.get("col")
+            if col is None or col not in r:
+                raise MarkerError(f"num {opts.strip()}: col= names no column")
+            values.append(float(r[col]))
+    if len(values) > 1 and pairs.get("agg") not in ("min", "max"):
+        raise MarkerError(f"num {opts.strip()}: {len(values)} rows match; add agg=min|max")
+    value = min(values) if pairs.get("agg") == "min" else max(values)
+    value *= float(pairs.get("scale", "1"))
+    return format(value, pairs.get("fmt", ".3g"))
 
 
 def fmt(column, value):
@@ -80,40 +145,78 @@ def table(rows, opts):
     return "\n".join(out) + "\n"
 
 
-def update(readme, rows):
-    text = readme.read_text()
+def update(page, default_rows, csvs):
+    text = page.read_text()
 
-    def replace(m):
-        return m.group(1) + table(rows, m.group("opts")) + m.group(4)
+    def replace_table(m):
+        opts = m.group("opts")
+        source = re.search(r"\bcsv=(\S+)", opts)
+        rows = csvs(source.group(1)) if source else default_rows
+        if rows is None:
+            raise MarkerError(f"{page}: a results table names no csv= and the page has no chapter")
+        return m.group(1) + table(rows, re.sub(r"\bcsv=\S+", "", opts)) + m.group(4)
 
-    return text, BLOCK.sub(replace, text)
+    def replace_num(m):
+        return m.group(1) + number(m.group("opts"), csvs) + m.group(4)
+
+    return text, NUM.sub(replace_num, BLOCK.sub(replace_table, text))
+
+
+def pages():
+    found = sorted((ROOT / "chapters").glob("[0-9][0-9]_*/README.md"))
+    found += [ROOT / "README.md", ROOT / "docs" / "results" / "README.md"]
+    found += sorted((ROOT / "docs" / "pages").glob("*.md"))
+    return [p for p in found if p.exists()]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default=str(ROOT / "docs" / "results"))
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("chapters", nargs="*")
+    ap.add_argument("pages", nargs="*", help="pages or chapter folders (default: all pages)")
     args = ap.parse_args()
-    chapters = args.chapters or sorted(p.name for p in (ROOT / "chapters").glob("[0-9][0-9]_*"))
+    results = pathlib.Path(args.results)
+    folders = {p.name[:2]: p.name for p in (ROOT / "chapters").glob("[0-9][0-9]_*")}
+    cache = {}
+
+    def csvs(name):
+        name = folders.get(name, name)
+        if name not in cache:
+            path = results / f"{name}.csv"
+            if not path.exists():
+                raise MarkerError(f"no {path}")
+            with path.open() as f:
+                cache[name] = list(csv.DictReader(f))
+        return cache[name]
+
+    targets = []
+    for p in args.pages or pages():
+        path = pathlib.Path(p)
+        if (ROOT / "chapters" / p).is_dir():
+            path = ROOT / "chapters" / p / "README.md"
+        targets.append(path.resolve())
     stale = 0
-    for ch in chapters:
-        csv_path = pathlib.Path(args.results) / f"{ch}.csv"
-        readme = ROOT / "chapters" / ch / "README.md"
-        if not csv_path.exists() or not readme.exists():
-            print(f"{ch}: no CSV or no README, skipped")
+    for page in targets:
+        chapter = page.parent.name if page.parent.parent.name == "chapters" else None
+        rel = page.relative_to(ROOT) if page.is_relative_to(ROOT) else page
+        try:
+            default_rows = csvs(chapter) if chapter else None
+        except MarkerError:
+            default_rows = None
+        try:
+            old, new = update(page, default_rows, csvs)
+        except MarkerError as e:
+            print(f"{rel}: {e}")
+            stale += 1
             continue
-        with csv_path.open() as f:
-            rows = list(csv.DictReader(f))
-        old, new = update(readme, rows)
         if old == new:
-            print(f"{ch}: up to date")
+            print(f"{rel}: up to date")
         elif args.check:
-            print(f"{ch}: README results differ from {csv_path}")
+            print(f"{rel}: tables or numbers differ from the CSV in {results}")
             stale += 1
         else:
-            readme.write_text(new)
-            print(f"{ch}: tables regenerated from {csv_path.name} ({len(rows)} rows)")
+            page.write_text(new)
+            print(f"{rel}: regenerated")
     return 1 if stale else 0
 
 
