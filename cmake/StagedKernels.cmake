@@ -82,11 +82,12 @@ function(staged_add_chapter)
 endfunction()
 
 # staged_add_chapter_tests(CHAPTER <folder> SOURCES <files relative to tests/...>
-#   [LIBRARIES <libs...>])
-# One GoogleTest executable chNN_tests, linked with the chapter's kernels, discovered at test
-# time; every test gets the labels gpu and <folder>. GPU tests skip without a device.
+#   [HOST_SOURCES <files...>] [LIBRARIES <libs...>])
+# The chapter's GoogleTest executables, linked with its kernels and discovered at test time:
+# chNN_tests from SOURCES (labels gpu and <folder>; its tests skip without a device) and, when
+# HOST_SOURCES is given, chNN_host_tests (labels host and <folder>) for tests that need no GPU.
 function(staged_add_chapter_tests)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "CHAPTER" "SOURCES;LIBRARIES")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "CHAPTER" "SOURCES;HOST_SOURCES;LIBRARIES")
   _staged_reject_unparsed(staged_add_chapter_tests ${ARG_UNPARSED_ARGUMENTS})
   if(NOT ARG_CHAPTER OR NOT ARG_SOURCES)
     message(FATAL_ERROR "staged_add_chapter_tests: CHAPTER and SOURCES are required")
@@ -98,6 +99,11 @@ function(staged_add_chapter_tests)
   list(TRANSFORM ARG_SOURCES PREPEND ${STAGED_TESTS_DIR}/)
   staged_add_gtest(NAME ${prefix}_tests SOURCES ${ARG_SOURCES}
     LIBRARIES ${prefix}_kernels ${ARG_LIBRARIES} LABELS gpu ${ARG_CHAPTER})
+  if(ARG_HOST_SOURCES)
+    list(TRANSFORM ARG_HOST_SOURCES PREPEND ${STAGED_TESTS_DIR}/)
+    staged_add_gtest(NAME ${prefix}_host_tests SOURCES ${ARG_HOST_SOURCES}
+      LIBRARIES ${prefix}_kernels ${ARG_LIBRARIES} LABELS host ${ARG_CHAPTER})
+  endif()
 endfunction()
 
 # staged_add_gtest(NAME <exe> SOURCES <files...> [LIBRARIES <libs...>] [LABELS <labels...>])

@@ -17,7 +17,7 @@ import re
 import subprocess
 import sys
 
-BINARY = re.compile(r"^(ch(\d\d)_tests|common_tests|common_gpu_tests)$")
+BINARY = re.compile(r"^(ch(\d\d)_(host_)?tests|common_tests|common_gpu_tests)$")
 
 
 def gtest_names(exe):
