@@ -63,12 +63,12 @@ def page_label(rel):
     return ascii_label(pathlib.PurePosixPath(parts[-1]).stem)
 
 
-def ascii_label(text):
+def ascii_label(text, first_letter=True):
     """Letters, digits, '_' and '-' stay; anything else is spelled as uXXXX (Doxygen labels are
-    ASCII)."""
+    ASCII and, with `first_letter`, start with a letter)."""
     out = "".join(c if (c.isascii() and (c.isalnum() or c in "_-")) else f"u{ord(c):04x}"
                   for c in text)
-    return out if out[:1].isalpha() else "p" + out
+    return out if out[:1].isalpha() or not first_letter else "p" + out
 
 
 def heading_text(raw):
@@ -94,7 +94,7 @@ def slug(text):
 
 def section_label(page, anchor):
     """The site's label of the heading whose code-host anchor is `anchor` on page `page`."""
-    return page + "-" + ascii_label(anchor)
+    return page + "-" + ascii_label(anchor, first_letter=False)
 
 
 def scan(text):
