@@ -36,9 +36,9 @@ function(staged_existing out)
   set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 staged_existing(STAGED_DOC_INPUT
-  README.md docs/pages/learning_path.md chapters docs/pages/pitfalls.md docs/pages/measuring.md
-  docs/pages/glossary.md docs/pages/references.md docs/pages/instructors.md
-  docs/pages/making_pages.md docs/results/README.md common)
+  README.md docs/pages/learning_path.md chapters docs/results/README.md docs/pages/pitfalls.md
+  docs/pages/measuring.md docs/pages/glossary.md docs/pages/references.md
+  docs/pages/instructors.md docs/pages/making_pages.md common)
 staged_existing(STAGED_DOC_IMAGES docs/plots docs/diagrams)
 staged_existing(STAGED_DOC_EXAMPLES chapters common tests docs/results)
 # Files a page links to that are neither pages nor images: copied next to the pages.
