@@ -1,13 +1,21 @@
 /// @file ch04_matmul_global_vs_shared_test.cu
-/// @brief Chapter 04 tests: the CPU reference and the error bound (host), then the naive kernel,
-///        every optimized stage and cuBLAS against the reference over square, rectangular,
-///        unaligned and empty shapes, exact int32 products, NaN/inf propagation.
+/// @brief Chapter 04 tests: the CPU reference and the error bound (host, including a float
+///        product that must pass it and injected faults that must not), then every kernel
+///        against the double-precision CPU reference over square, rectangular, unaligned and
+///        empty shapes, exact int32 products, NaN/inf propagation, and the mutation check: at
+///        every shape the benchmark measures, the checker the executable uses accepts the
+///        default kernel's product and rejects it with a dropped k-tile, row or column or a
+///        transposed tile.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <limits>
-#include <memory>
+#include <map>
+#include <ostream>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -31,14 +39,134 @@ struct Shape {
   int m;
   int n;
   int k;
+  bool operator<(const Shape& o) const { return std::tie(m, n, k) < std::tie(o.m, o.n, o.k); }
+  bool operator==(const Shape& o) const { return m == o.m && n == o.n && k == o.k; }
 };
 
 std::string ShapeName(const Shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
-/// Above this M·N·K, cuBLAS (with the same bound) replaces the CPU as the float reference.
-constexpr std::uint64_t kCpuReferenceLimit = std::uint64_t{1} << 28;
+/// GoogleTest prints parameters with this (instead of their bytes).
+void PrintTo(const Shape& s, std::ostream* os) { *os << ShapeName(s); }
+
+std::size_t Elements(int rows, int cols) { return static_cast<std::size_t>(rows) * cols; }
+
+/// Above this M·N·K, cuBLAS replaces the CPU as the float reference (as in main.cu).
+constexpr std::uint64_t kCpuReferenceLimit = std::uint64_t{512} * 512 * 512;
+
+std::uint64_t Volume(const Shape& s) { return static_cast<std::uint64_t>(s.m) * s.n * s.k; }
+
+std::vector<float> FloatInput(std::size_t count, std::uint64_t seed) {
+  return staged::Generate<float>(count, staged::Distribution::kUniform, seed);
+}
+
+/// Inputs and the double-precision reference of one shape, computed once per test binary.
+struct Reference {
+  std::vector<float> a, b, c, abs_product;
+};
+
+const Reference& CpuReference(const Shape& s) {
+  static std::map<Shape, Reference> cache;  // the CPU product is the slow part of most tests
+  auto it = cache.find(s);
+  if (it != cache.end()) return it->second;
+  Reference r;
+  r.a = FloatInput(Elements(s.m, s.k), kTestSeed);
+  r.b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
+  r.c.resize(Elements(s.m, s.n));
+  r.abs_product.resize(r.c.size());
+  cpu::Matmul(r.a.data(), r.b.data(), r.c.data(), s.m, s.n, s.k);
+  cpu::AbsMatmul(r.a.data(), r.b.data(), r.abs_product.data(), s.m, s.n, s.k);
+  return cache.emplace(s, std::move(r)).first->second;
+}
+
+// -------------------------------------------------------------------------------------------
+// Faults injected into a correct product (host side), for the checker tests.
+
+/// The faults a broken kernel typically makes.
+enum class Fault {
+  kDropKTile8,       ///< a 16×16 block of C misses the products of 8 consecutive k
+  kDropKTile16,      ///< a 128×128 block of C misses the products of 16 consecutive k
+  kDropRow,          ///< one row of C left at zero
+  kDropColumn,       ///< one column of C left at zero
+  kTransposeTile16,  ///< a 16×16 tile of C stored transposed
+  kTransposeTile128  ///< a 128×128 tile of C stored transposed (when C is that large)
+};
+
+const char* FaultName(Fault f) {
+  switch (f) {
+    case Fault::kDropKTile8:
+      return "k-tile of 8 dropped in a 16x16 block";
+    case Fault::kDropKTile16:
+      return "k-tile of 16 dropped in a 128x128 block";
+    case Fault::kDropRow:
+      return "row dropped";
+    case Fault::kDropColumn:
+      return "column dropped";
+    case Fault::kTransposeTile16:
+      return "16x16 tile transposed";
+    default:
+      return "128x128 tile transposed";
+  }
+}
+
+const std::vector<Fault> kAllFaults = {Fault::kDropKTile8,      Fault::kDropKTile16,
+                                       Fault::kDropRow,         Fault::kDropColumn,
+                                       Fault::kTransposeTile16, Fault::kTransposeTile128};
+
+/// Whether @p f can change a product of shape @p s (a transposed tile needs two rows and two
+/// columns, a 128×128 one needs C at least that large).
+bool Applies(Fault f, const Shape& s) {
+  if (f == Fault::kTransposeTile16) return s.m >= 2 && s.n >= 2;
+  if (f == Fault::kTransposeTile128) return s.m >= 128 && s.n >= 128;
+  return s.k >= 1 || f == Fault::kDropRow || f == Fault::kDropColumn;
+}
+
+/// Subtracts Σ_{p in [k0, k1)} a_ip·b_pj from c over rows [r0, r1) and columns [c0, c1).
+void DropProducts(std::vector<float>& c, const std::vector<float>& a, const std::vector<float>& b,
+                  const Shape& s, int r0, int r1, int c0, int c1, int k0, int k1) {
+  for (int i = r0; i < std::min(r1, s.m); ++i) {
+    for (int j = c0; j < std::min(c1, s.n); ++j) {
+      double dropped = 0.0;
+      for (int p = k0; p < std::min(k1, s.k); ++p) {
+        dropped += static_cast<double>(a[Elements(i, s.k) + p]) * b[Elements(p, s.n) + j];
+      }
+      float& v = c[Elements(i, s.n) + j];
+      v = static_cast<float>(v - dropped);
+    }
+  }
+}
+
+/// @p c (a correct M×N product of @p a and @p b) with fault @p f injected.
+std::vector<float> Inject(Fault f, std::vector<float> c, const std::vector<float>& a,
+                          const std::vector<float>& b, const Shape& s) {
+  const int mid_m = s.m / 2, mid_n = s.n / 2;
+  switch (f) {
+    case Fault::kDropKTile8: {
+      const int r0 = mid_m / 16 * 16, c0 = mid_n / 16 * 16, k0 = s.k / 2 / 8 * 8;
+      DropProducts(c, a, b, s, r0, r0 + 16, c0, c0 + 16, k0, k0 + 8);
+      break;
+    }
+    case Fault::kDropKTile16:
+      DropProducts(c, a, b, s, 0, 128, 0, 128, 0, 16);
+      break;
+    case Fault::kDropRow:
+      for (int j = 0; j < s.n; ++j) c[Elements(mid_m, s.n) + j] = 0.0f;
+      break;
+    case Fault::kDropColumn:
+      for (int i = 0; i < s.m; ++i) c[Elements(i, s.n) + mid_n] = 0.0f;
+      break;
+    default: {
+      const int t = std::min({f == Fault::kTransposeTile16 ? 16 : 128, s.m, s.n});
+      const std::vector<float> before = c;
+      for (int i = 0; i < t; ++i) {
+        for (int j = 0; j < t; ++j) c[Elements(i, s.n) + j] = before[Elements(j, s.n) + i];
+      }
+      break;
+    }
+  }
+  return c;
+}
 
 // -------------------------------------------------------------------------------------------
 // Host tests.
@@ -80,10 +208,16 @@ TEST(Ch04Cpu, AbsMatmulIsProductOfMagnitudes) {
   EXPECT_EQ(s, 11.0f);
 }
 
-TEST(Ch04Bound, GammaGrowsLikeKTimesUnitRoundoff) {
-  EXPECT_NEAR(GammaK(1) / std::ldexp(1.0, -24), 1.0, 1e-6);
-  EXPECT_NEAR(GammaK(4096) / (4096 * std::ldexp(1.0, -24)), 1.0, 1e-3);
+TEST(Ch04Bound, ScaleIsWorstCaseForShortSumsProbabilisticForLongOnes) {
+  const double u = std::ldexp(1.0, -24);
+  EXPECT_NEAR(ToleranceScale(1) / (2 * u), 1.0, 1e-6);  // one product: one rounding each side
+  EXPECT_NEAR(ToleranceScale(64) / (2 * GammaK(64)), 1.0, 1e-3);  // K < λ²: gamma_K is smaller
+  EXPECT_NEAR(ToleranceScale(8192) / (2 * kToleranceLambda * std::sqrt(8192.0) * u), 1.0, 1e-3);
   EXPECT_GT(ToleranceScale(0), 0.0);  // K = 0 still gets a finite, positive factor
+  // At K = 8192 with uniform [-1, 1) data, (|A||B|)_ij ≈ K/4: the tolerance must be well below
+  // the standard deviation sqrt(8/9) of 8 dropped products, or a lost k-tile could pass.
+  EXPECT_LT(ToleranceScale(8192) * 8192 / 4, 0.25);
+  EXPECT_LT(AbsoluteFloor(1 << 19), 1e-30);
 }
 
 TEST(Ch04Bound, CompareProductAppliesPerElementBound) {
@@ -97,7 +231,7 @@ TEST(Ch04Bound, CompareProductAppliesPerElementBound) {
   actual[0] = static_cast<float>(1.0 + 2.0 * tol * 10);
   EXPECT_FALSE(CompareProduct(expected.data(), actual.data(), abs_product.data(), 3, k).ok);
   actual[0] = 1.0f;
-  actual[2] = 1e-30f;  // |A|·|B| = 0: the product must be exactly zero
+  actual[2] = 1e-30f;  // |A|·|B| = 0: only the underflow floor is allowed
   EXPECT_FALSE(CompareProduct(expected.data(), actual.data(), abs_product.data(), 3, k).ok);
 }
 
@@ -113,6 +247,47 @@ TEST(Ch04Bound, NaNAndInfinityMustPropagateExactly) {
   const std::vector<float> ref_finite = {1.0f}, got_nan = {kNaN}, s = {kInf};
   EXPECT_FALSE(CompareProduct(ref_finite.data(), got_nan.data(), s.data(), 1, 4).ok);
 }
+
+/// A float product summed in the order with the largest error growth (one running sum per
+/// element, no FMA): the worst a correct FP32 kernel can do on this data.
+std::vector<float> SequentialFloatProduct(const Reference& r, const Shape& s) {
+  std::vector<float> c(Elements(s.m, s.n));
+  for (int i = 0; i < s.m; ++i) {
+    for (int j = 0; j < s.n; ++j) {
+      volatile float sum = 0.0f;  // volatile: no reassociation, no contraction into FMA
+      for (int p = 0; p < s.k; ++p) {
+        const float prod = r.a[Elements(i, s.k) + p] * r.b[Elements(p, s.n) + j];
+        sum = sum + prod;
+      }
+      c[Elements(i, s.n) + j] = sum;
+    }
+  }
+  return c;
+}
+
+class Ch04Checker : public ::testing::TestWithParam<Shape> {};
+
+TEST_P(Ch04Checker, CatchesFaults) {
+  // Host-only half of the mutation check: a true FP32 product passes, each fault fails.
+  const Shape s = GetParam();
+  const Reference& r = CpuReference(s);
+  const std::vector<float> c = SequentialFloatProduct(r, s);
+  const std::size_t count = c.size();
+  const staged::VerifyReport clean =
+      CompareProduct(r.c.data(), c.data(), r.abs_product.data(), count, s.k);
+  EXPECT_TRUE(clean.ok) << ShapeName(s) << ": " << clean.Summary();
+  for (Fault f : kAllFaults) {
+    if (!Applies(f, s)) continue;
+    const std::vector<float> bad = Inject(f, c, r.a, r.b, s);
+    EXPECT_FALSE(CompareProduct(r.c.data(), bad.data(), r.abs_product.data(), count, s.k).ok)
+        << ShapeName(s) << ": " << FaultName(f) << " was not caught";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Host, Ch04Checker,
+                         ::testing::Values(Shape{64, 64, 4099}, Shape{130, 129, 1000},
+                                           Shape{16, 8, 20000}, Shape{200, 200, 64}),
+                         [](const auto& info) { return ShapeName(info.param); });
 
 TEST(Ch04Stages, NamesParseAndBestIsListed) {
   for (const auto& info : optimized::AllStages()) {
@@ -141,6 +316,8 @@ struct Variant {
   int kind;                ///< 0 naive, 1 optimized stage, 2 cuBLAS
   optimized::Stage stage;  ///< for kind 1
 };
+
+void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
 std::vector<Variant> FloatVariants() {
   std::vector<Variant> v = {{"Naive", 0, optimized::Stage::kTiled16}};
@@ -177,80 +354,79 @@ void Launch(const Variant& v, const T* a, const T* b, T* c, const Shape& s) {
 template <typename T>
 std::vector<T> RunPoisoned(const Variant& v, const staged::DeviceBuffer<T>& a,
                            const staged::DeviceBuffer<T>& b, const Shape& s) {
-  staged::DeviceBuffer<T> c(static_cast<std::size_t>(s.m) * s.n);
+  staged::DeviceBuffer<T> c(Elements(s.m, s.n));
   c.FillBytes(0xFF);
   Launch<T>(v, a.data(), b.data(), c.data(), s);
   CUDA_CHECK(cudaDeviceSynchronize());
   return c.ToHost();
 }
 
-std::vector<float> FloatInput(std::size_t count, std::uint64_t seed) {
-  return staged::Generate<float>(count, staged::Distribution::kUniform, seed);
-}
-
-/// Checks a float product against the CPU reference (or cuBLAS beyond kCpuReferenceLimit).
-void ExpectFloatProduct(const Variant& v, const std::vector<float>& h_a,
-                        const std::vector<float>& h_b, const Shape& s) {
-  const std::size_t size_c = static_cast<std::size_t>(s.m) * s.n;
-  staged::DeviceBuffer<float> a(h_a), b(h_b);
-  std::vector<float> ref(size_c), abs_product(size_c);
-  const std::uint64_t volume = static_cast<std::uint64_t>(s.m) * s.n * s.k;
-  if (volume <= kCpuReferenceLimit) {
-    cpu::Matmul(h_a.data(), h_b.data(), ref.data(), s.m, s.n, s.k);
-    cpu::AbsMatmul(h_a.data(), h_b.data(), abs_product.data(), s.m, s.n, s.k);
-  } else {
-    SharedCublas().Reference(a.data(), b.data(), s.m, s.n, s.k, &ref, &abs_product);
-  }
+/// Checks @p v on shape @p s against the CPU reference (inputs from CpuReference).
+void ExpectMatchesCpu(const Variant& v, const Shape& s) {
+  const Reference& r = CpuReference(s);
+  staged::DeviceBuffer<float> a(r.a), b(r.b);
   const std::vector<float> out = RunPoisoned(v, a, b, s);
-  const staged::VerifyReport r =
-      CompareProduct(ref.data(), out.data(), abs_product.data(), size_c, s.k);
-  EXPECT_TRUE(r.ok) << v.name << " " << ShapeName(s) << " seed " << kTestSeed << ": "
-                    << r.Summary();
+  const staged::VerifyReport rep =
+      CompareProduct(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k);
+  EXPECT_TRUE(rep.ok) << v.name << " " << ShapeName(s) << " seed " << kTestSeed << ": "
+                      << rep.Summary();
 }
 
+/// Shapes that reach every edge of every kernel: sides 1, 7-9 (the skinny tile), 63-65,
+/// 127-129 (the 64- and 128-wide tiles ± 1), primes, K % 8 != 0, K % 4 == 0 with N % 4 != 0 and
+/// the reverse (one operand on the 16-byte path), whole tiles (no bounds checks), long K.
 const std::vector<Shape> kShapes = {
-    {1, 1, 1},          {17, 33, 9},     {64, 64, 64},     {127, 127, 127}, {128, 128, 128},
-    {129, 129, 129},    {1000, 1, 1000}, {513, 257, 1025}, {100, 64, 30},  // N % 4 == 0, K % 4 !=
-                                                                           // 0: 16-byte B, scalar A
-    {96, 100, 36},   // both aligned, neither a multiple of the tile: checked 16-byte path
-    {256, 384, 24},  // whole tiles: unchecked path, rectangular
-    {2048, 2048, 2048},
+    {1, 1, 1},       {7, 9, 8},        {9, 7, 9},        {17, 33, 9},     {64, 64, 64},
+    {63, 65, 127},   {65, 63, 129},    {127, 127, 127},  {128, 128, 128}, {129, 129, 129},
+    {1000, 1, 1000}, {1, 1000, 1000},  {513, 257, 1025}, {100, 64, 30},   {96, 100, 36},
+    {256, 384, 24},  {127, 129, 4099}, {8, 1000, 1000},  {1000, 8, 1000}, {64, 300, 2048},
+    {300, 64, 2048}, {256, 256, 1024},
 };
 
 std::string ParamName(const std::tuple<Variant, Shape>& p) {
-  return std::get<0>(p).name + ShapeName(std::get<1>(p));
+  return std::get<0>(p).name + "_" + ShapeName(std::get<1>(p));
 }
 
 class Ch04Float : public staged::testing::GpuTestWithParam<std::tuple<Variant, Shape>> {};
 
-TEST_P(Ch04Float, MatchesReferenceWithinBound) {
+TEST_P(Ch04Float, MatchesCpu) {
   const auto& [v, s] = GetParam();
-  const std::vector<float> h_a = FloatInput(static_cast<std::size_t>(s.m) * s.k, kTestSeed);
-  const std::vector<float> h_b = FloatInput(static_cast<std::size_t>(s.k) * s.n, kTestSeed + 1);
-  ExpectFloatProduct(v, h_a, h_b, s);
+  ExpectMatchesCpu(v, s);
 }
 
-TEST_P(Ch04Float, NaNAndInfinityPropagate) {
-  const auto& [v, s] = GetParam();
-  if (static_cast<std::uint64_t>(s.m) * s.n * s.k > kCpuReferenceLimit)
-    GTEST_SKIP() << "NaN/inf propagation is checked against the CPU product, run up to 512^3 only";
-  std::vector<float> h_a = FloatInput(static_cast<std::size_t>(s.m) * s.k, kTestSeed);
-  std::vector<float> h_b = FloatInput(static_cast<std::size_t>(s.k) * s.n, kTestSeed + 1);
-  const int row = s.m / 2, col = s.n - 1, p = s.k - 1;
-  h_a[static_cast<std::size_t>(row) * s.k + p / 2] = kNaN;  // row `row` of C must be NaN
-  h_b[static_cast<std::size_t>(p) * s.n + col] = kInf;      // column `col`: ±inf (or NaN)
-  ExpectFloatProduct(v, h_a, h_b, s);
-  staged::DeviceBuffer<float> a(h_a), b(h_b);
-  const std::vector<float> out = RunPoisoned(v, a, b, s);
-  for (int j = 0; j < s.n; ++j) {
-    EXPECT_TRUE(std::isnan(out[static_cast<std::size_t>(row) * s.n + j])) << "column " << j;
-  }
-}
-
-INSTANTIATE_TEST_SUITE_P(AllVariants, Ch04Float,
+INSTANTIATE_TEST_SUITE_P(All, Ch04Float,
                          ::testing::Combine(::testing::ValuesIn(FloatVariants()),
                                             ::testing::ValuesIn(kShapes)),
                          [](const auto& info) { return ParamName(info.param); });
+
+class Ch04NaN : public staged::testing::GpuTestWithParam<std::tuple<Variant, Shape>> {};
+
+TEST_P(Ch04NaN, NaNAndInfinityPropagate) {
+  const auto& [v, s] = GetParam();
+  std::vector<float> h_a = FloatInput(Elements(s.m, s.k), kTestSeed);
+  std::vector<float> h_b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
+  const int row = s.m / 2, col = s.n - 1, p = s.k - 1;
+  h_a[Elements(row, s.k) + p / 2] = kNaN;  // row `row` of C must be NaN
+  h_b[Elements(p, s.n) + col] = kInf;      // column `col`: ±inf (or NaN)
+  std::vector<float> ref(Elements(s.m, s.n)), abs_product(ref.size());
+  cpu::Matmul(h_a.data(), h_b.data(), ref.data(), s.m, s.n, s.k);
+  cpu::AbsMatmul(h_a.data(), h_b.data(), abs_product.data(), s.m, s.n, s.k);
+  staged::DeviceBuffer<float> a(h_a), b(h_b);
+  const std::vector<float> out = RunPoisoned(v, a, b, s);
+  const staged::VerifyReport rep =
+      CompareProduct(ref.data(), out.data(), abs_product.data(), ref.size(), s.k);
+  EXPECT_TRUE(rep.ok) << v.name << " " << ShapeName(s) << ": " << rep.Summary();
+  for (int j = 0; j < s.n; ++j) {
+    EXPECT_TRUE(std::isnan(out[Elements(row, s.n) + j])) << "column " << j;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, Ch04NaN,
+    ::testing::Combine(::testing::ValuesIn(FloatVariants()),
+                       ::testing::Values(Shape{129, 67, 95}, Shape{256, 256, 256},
+                                         Shape{8, 300, 700}, Shape{300, 8, 700})),
+    [](const auto& info) { return ParamName(info.param); });
 
 class Ch04Int : public staged::testing::GpuTestWithParam<std::tuple<Variant, Shape>> {};
 
@@ -263,9 +439,9 @@ TEST_P(Ch04Int, IsExact) {
     for (std::size_t i = 0; i < count; ++i) out[i] = static_cast<std::int32_t>(raw[i] % 17) - 8;
     return out;
   };
-  const auto h_a = input(static_cast<std::size_t>(s.m) * s.k, kTestSeed);
-  const auto h_b = input(static_cast<std::size_t>(s.k) * s.n, kTestSeed + 1);
-  std::vector<std::int32_t> ref(static_cast<std::size_t>(s.m) * s.n);
+  const auto h_a = input(Elements(s.m, s.k), kTestSeed);
+  const auto h_b = input(Elements(s.k, s.n), kTestSeed + 1);
+  std::vector<std::int32_t> ref(Elements(s.m, s.n));
   cpu::Matmul(h_a.data(), h_b.data(), ref.data(), s.m, s.n, s.k);
   staged::DeviceBuffer<std::int32_t> a(h_a), b(h_b);
   const auto out = RunPoisoned(v, a, b, s);
@@ -275,7 +451,7 @@ TEST_P(Ch04Int, IsExact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    IntVariants, Ch04Int,
+    All, Ch04Int,
     ::testing::Combine(::testing::ValuesIn(IntVariants()),
                        ::testing::Values(Shape{1, 1, 1}, Shape{17, 33, 9}, Shape{64, 64, 64},
                                          Shape{127, 127, 127}, Shape{128, 128, 128},
@@ -303,9 +479,9 @@ TEST_P(Ch04Edges, MisalignedPointersTakeTheScalarPath) {
   // K and N are multiples of 4, but A, B and C start one float past an aligned address.
   const Variant& v = GetParam();
   const Shape s{130, 132, 68};
-  const std::vector<float> h_a = FloatInput(static_cast<std::size_t>(s.m) * s.k + 1, kTestSeed);
-  const std::vector<float> h_b = FloatInput(static_cast<std::size_t>(s.k) * s.n + 1, kTestSeed + 1);
-  std::vector<float> ref(static_cast<std::size_t>(s.m) * s.n), abs_product(ref.size());
+  const std::vector<float> h_a = FloatInput(Elements(s.m, s.k) + 1, kTestSeed);
+  const std::vector<float> h_b = FloatInput(Elements(s.k, s.n) + 1, kTestSeed + 1);
+  std::vector<float> ref(Elements(s.m, s.n)), abs_product(ref.size());
   cpu::Matmul(h_a.data() + 1, h_b.data() + 1, ref.data(), s.m, s.n, s.k);
   cpu::AbsMatmul(h_a.data() + 1, h_b.data() + 1, abs_product.data(), s.m, s.n, s.k);
   staged::DeviceBuffer<float> a(h_a), b(h_b), c(ref.size() + 1);
@@ -318,7 +494,7 @@ TEST_P(Ch04Edges, MisalignedPointersTakeTheScalarPath) {
   EXPECT_TRUE(r.ok) << v.name << ": " << r.Summary();
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariants, Ch04Edges, ::testing::ValuesIn(FloatVariants()),
+INSTANTIATE_TEST_SUITE_P(All, Ch04Edges, ::testing::ValuesIn(FloatVariants()),
                          [](const auto& info) { return info.param.name; });
 
 class Ch04IntStages : public staged::testing::GpuTest {};
@@ -329,6 +505,100 @@ TEST_F(Ch04IntStages, FloatOnlyStagesRefuseInt) {
                                  nullptr),
                staged::UsageError);
 }
+
+// -------------------------------------------------------------------------------------------
+// The mutation check at the benchmark's sizes.
+
+/// Every float shape `bench.args` runs (the host test below keeps the two lists equal).
+const std::vector<Shape> kBenchShapes = {
+    {256, 256, 256},    {512, 512, 512},    {1024, 1024, 1024}, {2048, 2048, 2048},
+    {4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 4096, 512},  {8192, 1024, 8192},
+    {1023, 1021, 1027}, {1000, 8, 1000},    {8, 1000, 1000},    {64, 4096, 4096},
+    {4096, 64, 4096},   {127, 129, 4099},   {4096, 4096, 64},
+};
+
+/// The shapes the chapter's performance targets name (M×N×K).
+const std::vector<Shape> kTargetShapes = {
+    {1024, 1024, 1024}, {2048, 2048, 2048}, {4096, 4096, 4096}, {8192, 8192, 8192},
+    {4096, 4096, 512},  {8192, 1024, 8192}, {1023, 1021, 1027}, {1000, 8, 1000},
+    {8, 1000, 1000},    {64, 4096, 4096},   {4096, 64, 4096},   {127, 129, 4099},
+    {4096, 4096, 64},
+};
+
+/// The float shapes of the lines of bench.args (`--m`, `--n`, `--k`; M and K default to N).
+std::vector<Shape> BenchArgsShapes() {
+  std::ifstream in(CH04_BENCH_ARGS);
+  EXPECT_TRUE(in.good()) << "cannot read " << CH04_BENCH_ARGS;
+  std::vector<Shape> shapes;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    std::string word;
+    int m = 0, n = 0, k = 0;
+    bool is_int = false;
+    while (words >> word) {
+      if (word == "--m") words >> m;
+      if (word == "--n") words >> n;
+      if (word == "--k") words >> k;
+      if (word == "--type") {
+        words >> word;
+        is_int = word == "int32";
+      }
+    }
+    if (!is_int && n > 0) shapes.push_back({m == 0 ? n : m, n, k == 0 ? n : k});
+  }
+  return shapes;
+}
+
+TEST(Ch04Bench, MutationShapesAreTheBenchmarkShapes) {
+  const std::vector<Shape> bench = BenchArgsShapes();
+  for (const Shape& s : bench) {
+    EXPECT_NE(std::find(kBenchShapes.begin(), kBenchShapes.end(), s), kBenchShapes.end())
+        << ShapeName(s) << " is benchmarked but not mutation-checked";
+  }
+  for (const Shape& s : kBenchShapes) {
+    EXPECT_NE(std::find(bench.begin(), bench.end(), s), bench.end())
+        << ShapeName(s) << " is mutation-checked but no longer benchmarked";
+  }
+  for (const Shape& s : kTargetShapes) {
+    EXPECT_NE(std::find(bench.begin(), bench.end(), s), bench.end())
+        << "target shape " << ShapeName(s) << " is not benchmarked";
+  }
+}
+
+class Ch04Mutation : public staged::testing::GpuTestWithParam<Shape> {};
+
+TEST_P(Ch04Mutation, CheckerRejectsEachFault) {
+  // The reference as the executable builds it (the CPU up to 512^3, cuBLAS above), the
+  // candidate from the default kernel; the clean candidate must pass, every fault must fail.
+  const Shape s = GetParam();
+  std::vector<float> h_a = FloatInput(Elements(s.m, s.k), kTestSeed);
+  std::vector<float> h_b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
+  staged::DeviceBuffer<float> a(h_a), b(h_b);
+  std::vector<float> ref, abs_product;
+  if (Volume(s) <= kCpuReferenceLimit) {
+    const Reference& r = CpuReference(s);
+    ref = r.c;
+    abs_product = r.abs_product;
+  } else {
+    SharedCublas().Reference(a.data(), b.data(), s.m, s.n, s.k, &ref, &abs_product);
+  }
+  const Variant best{"Best", 1, optimized::kBestStage};
+  const std::vector<float> out = RunPoisoned(best, a, b, s);
+  const staged::VerifyReport clean =
+      CompareProduct(ref.data(), out.data(), abs_product.data(), out.size(), s.k);
+  ASSERT_TRUE(clean.ok) << ShapeName(s) << ": " << clean.Summary();
+  for (Fault f : kAllFaults) {
+    if (!Applies(f, s)) continue;
+    const std::vector<float> bad = Inject(f, out, h_a, h_b, s);
+    EXPECT_FALSE(CompareProduct(ref.data(), bad.data(), abs_product.data(), bad.size(), s.k).ok)
+        << ShapeName(s) << ": " << FaultName(f) << " was not caught";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bench, Ch04Mutation, ::testing::ValuesIn(kBenchShapes),
+                         [](const auto& info) { return ShapeName(info.param); });
 
 }  // namespace
 }  // namespace ch04
