@@ -1,14 +1,18 @@
 /// @file ch01_minmax_reduction_test.cu
 /// @brief Chapter 01 tests: one body over every GPU variant (naive, each optimized stage, CUB)
-///        and every type, against the CPU reference; host tests of the key order, the CPU
-///        reference and the grid maths.
+///        and every type, against the CPU reference; the optimized launcher under concurrency
+///        (host threads, per-thread default streams, graph replays, hundreds of streams); host
+///        tests of the key order, the CPU reference and the scratch contract.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -56,27 +60,29 @@ std::vector<VariantEntry<T>> AllVariants() {
   };
 }
 
+/// The byte every test writes over scratch before a launch: no variant may rely on its contents.
+constexpr int kScratchPoison = 0xA5;
+
 /// Copies @p host to the device @p offset elements past a cudaMalloc boundary, runs @p v into a
-/// poisoned result and returns it.
+/// poisoned result and returns it. Every step is queued on @p stream, in order.
 template <typename T>
 MinMaxPair<T> RunOnGpu(const VariantEntry<T>& v, const std::vector<T>& host, std::size_t offset,
                        cudaStream_t stream = nullptr) {
   const std::size_t n = host.size();
   staged::DeviceBuffer<T> d_buf(n + offset);
-  CUDA_CHECK(cudaMemset(d_buf.data(), 0, (n + offset) * sizeof(T)));
-  CUDA_CHECK(cudaMemcpy(d_buf.data() + offset, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  d_buf.FillBytes(0, stream);
+  CUDA_CHECK(cudaMemcpyAsync(d_buf.data() + offset, host.data(), n * sizeof(T),
+                             cudaMemcpyHostToDevice, stream));
   const std::size_t bytes = v.temp_bytes(n);
   staged::DeviceBuffer<unsigned char> d_temp(bytes > 0 ? bytes : 1);
-  // Poison the scratch too: no variant may rely on its contents.
-  d_temp.FillBytes(0xA5);
+  d_temp.FillBytes(kScratchPoison, stream);
   staged::DeviceBuffer<MinMaxPair<T>> d_result(1);
-  d_result.FillBytes(0xFF);
-  // The copies and fills above ran on the legacy stream; @p stream may be non-blocking.
-  CUDA_CHECK(cudaDeviceSynchronize());
+  d_result.FillBytes(0xFF, stream);
   v.run(d_buf.data() + offset, n, d_result.data(), d_temp.data(), d_temp.bytes(), stream);
-  CUDA_CHECK(cudaStreamSynchronize(stream));
+  MinMaxPair<T> out{};
+  d_result.CopyToHost(&out, 1, stream);  // waits for the stream
   CUDA_CHECK(cudaGetLastError());
-  return d_result.ToHost()[0];
+  return out;
 }
 
 template <typename T>
@@ -131,6 +137,73 @@ const std::size_t kLarge = (std::size_t{1} << 24) + 3;
 // ---------------------------------------------------------------------------------------------
 // GPU tests, every type.
 
+/// An input on the device (generated once) from which launches read windows, and the CPU
+/// answer of each window: different windows give launches different data and answers.
+template <typename T>
+class SharedInput {
+ public:
+  /// Generates @p n elements (uniform, the test seed) and copies them to the device.
+  explicit SharedInput(std::size_t n)
+      : host_(staged::Generate<T>(n, staged::Distribution::kUniform, kTestSeed)), device_(host_) {}
+  /// Device pointer to element @p offset.
+  const T* At(std::size_t offset) const { return device_.data() + offset; }
+  /// The CPU reference over elements [offset, offset + n).
+  MinMaxPair<T> Expected(std::size_t offset, std::size_t n) const {
+    return cpu::MinMax(host_.data() + offset, n);
+  }
+
+ private:
+  std::vector<T> host_;
+  staged::DeviceBuffer<T> device_;
+};
+
+/// Scratch for one launching context and result slots for many launches.
+template <typename T>
+struct Lane {
+  /// @param[in] slots result slots
+  explicit Lane(std::size_t slots) : temp(optimized::MinMaxTempBytes<T>(1)), results(slots) {}
+  staged::DeviceBuffer<unsigned char> temp;     ///< the scratch of every launch of this lane
+  staged::DeviceBuffer<MinMaxPair<T>> results;  ///< one pair per launch
+};
+
+/// Queues on @p stream, without waiting: poison @p lane's scratch and result slot @p slot, then
+/// the optimized MinMax of @p d_in[0, n) into that slot.
+template <typename T>
+void QueueMinMax(const T* d_in, std::size_t n, Lane<T>& lane, std::size_t slot,
+                 cudaStream_t stream) {
+  lane.temp.FillBytes(kScratchPoison, stream);
+  CUDA_CHECK(cudaMemsetAsync(lane.results.data() + slot, 0xFF, sizeof(MinMaxPair<T>), stream));
+  optimized::MinMax(d_in, n, lane.results.data() + slot, lane.temp.data(), lane.temp.bytes(),
+                    stream);
+}
+
+/// Checks every result slot of @p lane (after all device work) against @p expected.
+template <typename T>
+void ExpectResults(const Lane<T>& lane, const std::vector<MinMaxPair<T>>& expected,
+                   const std::string& what) {
+  const std::vector<MinMaxPair<T>> got = lane.results.ToHost();
+  ASSERT_EQ(got.size(), expected.size());
+  int failures = 0;
+  for (std::size_t i = 0; i < got.size() && failures < 5; ++i) {
+    const ::testing::AssertionResult same = SamePair(expected[i], got[i]);
+    if (!same) ++failures;
+    EXPECT_TRUE(same) << what << ", launch " << i << ", seed " << kTestSeed;
+  }
+}
+
+/// One more launch on @p stream after a concurrency test: a counter left behind by the test
+/// (the failure of a design that keeps it between calls) would spoil it.
+template <typename T>
+void ExpectLaunchStillCorrect(const SharedInput<T>& input, std::size_t n, cudaStream_t stream,
+                              const std::string& what) {
+  Lane<T> lane(1);
+  QueueMinMax(input.At(1), n, lane, 0, stream);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  ExpectResults(lane, {input.Expected(1, n)}, "launch after the test on " + what);
+}
+
+// Typed suites keep GoogleTest's numbered names (MinMaxVariants/0 ... /3): CTest's test discovery
+// turns those into `MinMaxVariants.Test<float>`; it does not recognise named type parameters.
 template <typename T>
 class MinMaxVariants : public staged::testing::GpuTest {};
 using AllTypes = ::testing::Types<float, double, std::int32_t, std::uint32_t>;
@@ -185,21 +258,32 @@ TYPED_TEST(MinMaxVariants, TypeLimits) {
   ExpectEveryVariantMatches(x, "lowest and max", {0, 1});
 }
 
-TYPED_TEST(MinMaxVariants, RepeatedLaunchesAndTwoStreams) {
-  // The optimized kernel's ticket counter must come back to zero after every launch, and two
-  // streams must not share one.
-  const auto v = AllVariants<TypeParam>()[3];
-  ASSERT_STREQ(v.name, "optimized");
+TYPED_TEST(MinMaxVariants, BackToBackOnTwoStreamsAndTheLegacyStream) {
+  // Every launch queued before any wait: two non-blocking streams and the legacy stream run
+  // at once, each with its own scratch, and each stream runs its launches back to back on one
+  // scratch (the counter must be ready again for the next launch on the same stream).
+  using T = TypeParam;
+  constexpr int kReps = 4;
+  const std::size_t sizes[] = {1, 4097, 3000017};
+  const SharedInput<T> input(3000017 + kReps);
   staged::Stream a;
   staged::Stream b;
-  for (int rep = 0; rep < 3; ++rep) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{3000017}}) {
-      auto x = staged::Generate<TypeParam>(n, staged::Distribution::kUniform, kTestSeed + rep);
-      const MinMaxPair<TypeParam> ref = cpu::MinMax(x.data(), n);
-      EXPECT_TRUE(SamePair(ref, RunOnGpu(v, x, 0, rep % 2 ? a.get() : b.get()))) << n;
-      EXPECT_TRUE(SamePair(ref, RunOnGpu(v, x, 1))) << n;
+  const cudaStream_t streams[3] = {a.get(), b.get(), nullptr};
+  std::vector<Lane<T>> lanes;
+  for (int s = 0; s < 3; ++s) lanes.emplace_back(kReps * std::size(sizes));
+  std::vector<std::vector<MinMaxPair<T>>> expected(3);
+  for (int rep = 0; rep < kReps; ++rep) {
+    for (std::size_t k = 0; k < std::size(sizes); ++k) {
+      for (int s = 0; s < 3; ++s) {
+        // Each stream reads another window at each rep: a stale partial cannot match.
+        const std::size_t offset = (rep + s) % kReps;
+        QueueMinMax(input.At(offset), sizes[k], lanes[s], rep * std::size(sizes) + k, streams[s]);
+        expected[s].push_back(input.Expected(offset, sizes[k]));
+      }
     }
   }
+  for (int s = 0; s < 3; ++s) ExpectResults(lanes[s], expected[s], "stream " + std::to_string(s));
+  ExpectLaunchStillCorrect(input, 3000017, a.get(), "stream a");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,6 +341,158 @@ TYPED_TEST(MinMaxFloatVariants, AnyNaNMakesBothNaN) {
     std::vector<T> all(n, qnan);
     ExpectEveryVariantMatches(all, "all NaN");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU tests: the optimized launcher under concurrency.
+//
+// An earlier design kept the last-block-done counter in a `__device__` array of 256 slots
+// indexed by the stream handle. Two grids that share a slot while both are running break it:
+// their blocks draw tickets from one counter, so the "last" ticket goes to a block while the
+// other blocks of its grid are still working (the last block folds unwritten, poisoned
+// partials) or never comes (the result is never written), and the counter is left off zero,
+// so later launches through that slot fail too. Each test below makes such a pair and says
+// which; each launch gets freshly poisoned scratch and result, and launches read different
+// windows of the input, so neither an unwritten partial nor a stale one can pass unnoticed.
+
+class MinMaxConcurrency : public staged::testing::GpuTest {};
+
+/// Runs @p body(0) and @p body(1) on two host threads at once; rethrows what either threw.
+void OnTwoHostThreads(const std::function<void(int)>& body) {
+  std::exception_ptr errors[2];
+  auto guarded = [&](int t) {
+    try {
+      body(t);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
+  std::thread first(guarded, 0);
+  std::thread second(guarded, 1);
+  first.join();
+  second.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+TEST_F(MinMaxConcurrency, TwoHostThreadsOnPerThreadDefaultStreams) {
+  // `cudaStreamPerThread` is one handle value in every host thread but a different GPU stream
+  // in each: the two threads' grids run at the same time. With a counter per handle they drew
+  // tickets from one counter (different grid sizes, so even the wrap-around disagreed).
+  constexpr int kIterations = 200;
+  const std::size_t sizes[2] = {65537, 300007};
+  const SharedInput<float> input(sizes[1] + 4096);
+  std::vector<Lane<float>> lanes;
+  lanes.emplace_back(kIterations);
+  lanes.emplace_back(kIterations);
+  auto offset = [](int thread, int i) {
+    return static_cast<std::size_t>(i * 7919 + thread) % 4096;
+  };
+  OnTwoHostThreads([&](int t) {
+    for (int i = 0; i < kIterations; ++i) {
+      QueueMinMax(input.At(offset(t, i)), sizes[t], lanes[t], i, cudaStreamPerThread);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(cudaStreamPerThread));
+  });
+  for (int t = 0; t < 2; ++t) {
+    std::vector<MinMaxPair<float>> expected;
+    for (int i = 0; i < kIterations; ++i)
+      expected.push_back(input.Expected(offset(t, i), sizes[t]));
+    ExpectResults(lanes[t], expected,
+                  "thread " + std::to_string(t) + ", n = " + std::to_string(sizes[t]));
+  }
+  ExpectLaunchStillCorrect(input, sizes[1], cudaStreamPerThread, "cudaStreamPerThread");
+}
+
+TEST_F(MinMaxConcurrency, GraphReplaysBesideDirectLaunches) {
+  // A graph captured on stream `capture` and replayed on stream `replay` while direct launches
+  // run on `capture` itself and on `other`. A counter chosen by the handle at capture time is
+  // baked into the graph's kernel node, so every replay shared it with the direct launches on
+  // `capture`, which run at the same time.
+  constexpr int kRounds = 100;
+  const std::size_t n_graph = 400009;
+  const std::size_t n_direct = 1000003;
+  const SharedInput<float> input(n_direct + kRounds);
+  staged::Stream capture;
+  staged::Stream replay;
+  staged::Stream other;
+  Lane<float> graph_lane(1);  // what the graph's nodes point at
+  // One launch before the capture: module loading and the occupancy query happen outside it.
+  QueueMinMax(input.At(0), n_graph, graph_lane, 0, capture.get());
+  capture.Synchronize();
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamBeginCapture(capture.get(), cudaStreamCaptureModeThreadLocal));
+  optimized::MinMax(input.At(0), n_graph, graph_lane.results.data(), graph_lane.temp.data(),
+                    graph_lane.temp.bytes(), capture.get());
+  CUDA_CHECK(cudaStreamEndCapture(capture.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+  CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph));
+  CUDA_CHECK(instantiated);
+  Lane<float> replays(kRounds);
+  Lane<float> direct(kRounds);
+  Lane<float> beside(kRounds);
+  std::vector<MinMaxPair<float>> want_direct;
+  std::vector<MinMaxPair<float>> want_beside;
+  for (int i = 0; i < kRounds; ++i) {
+    // Replay i: poisoned scratch and result first, then the graph, then the result saved.
+    graph_lane.temp.FillBytes(kScratchPoison, replay.get());
+    graph_lane.results.FillBytes(0xFF, replay.get());
+    CUDA_CHECK(cudaGraphLaunch(exec, replay.get()));
+    CUDA_CHECK(cudaMemcpyAsync(replays.results.data() + i, graph_lane.results.data(),
+                               sizeof(MinMaxPair<float>), cudaMemcpyDeviceToDevice, replay.get()));
+    QueueMinMax(input.At(i), n_direct, direct, i, capture.get());
+    QueueMinMax(input.At(kRounds - 1 - i), n_direct - i, beside, i, other.get());
+    want_direct.push_back(input.Expected(i, n_direct));
+    want_beside.push_back(input.Expected(kRounds - 1 - i, n_direct - i));
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(exec));
+  ExpectResults(replays, std::vector<MinMaxPair<float>>(kRounds, input.Expected(0, n_graph)),
+                "graph replay");
+  ExpectResults(direct, want_direct, "direct launch on the capture stream");
+  ExpectResults(beside, want_beside, "direct launch on another stream");
+  ExpectLaunchStillCorrect(input, n_direct, capture.get(), "the capture stream");
+  ExpectLaunchStillCorrect(input, n_graph, replay.get(), "the replay stream");
+}
+
+TEST_F(MinMaxConcurrency, ThreeHundredStreamsAtOnce) {
+  // 300 streams, each with its own scratch, all queued before any wait, from two host threads
+  // that also put every tenth launch on their `cudaStreamPerThread`. More streams than the old
+  // design's 256 slots: past them it switched to another code path, so both paths ran at once
+  // here, and the two threads' per-thread default streams shared one slot (see
+  // TwoHostThreadsOnPerThreadDefaultStreams) while their grids overlapped.
+  constexpr int kStreams = 300;
+  constexpr int kPerThreadEvery = 10;
+  const SharedInput<float> input(200000 + kStreams);
+  auto size = [](int s) { return static_cast<std::size_t>(1000 + 661 * s); };
+  std::vector<staged::Stream> streams(kStreams);
+  std::vector<Lane<float>> lanes;
+  for (int s = 0; s < kStreams; ++s) lanes.emplace_back(1);
+  std::vector<Lane<float>> per_thread;
+  per_thread.emplace_back(kStreams / kPerThreadEvery);
+  per_thread.emplace_back(kStreams / kPerThreadEvery);
+  OnTwoHostThreads([&](int t) {
+    for (int s = t; s < kStreams; s += 2) {
+      QueueMinMax(input.At(s), size(s), lanes[s], 0, streams[s].get());
+      if (s % kPerThreadEvery < 2) {
+        QueueMinMax(input.At(s), size(s), per_thread[t], s / kPerThreadEvery, cudaStreamPerThread);
+      }
+    }
+  });
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (int s = 0; s < kStreams; ++s) {
+    ExpectResults(lanes[s], {input.Expected(s, size(s))}, "stream " + std::to_string(s));
+  }
+  for (int t = 0; t < 2; ++t) {
+    std::vector<MinMaxPair<float>> expected;
+    for (int s = t; s < kStreams; s += kPerThreadEvery)
+      expected.push_back(input.Expected(s, size(s)));
+    ExpectResults(per_thread[t], expected, "per-thread stream of thread " + std::to_string(t));
+  }
+  ExpectLaunchStillCorrect(input, 200000, streams.back().get(), "stream 299");
+  ExpectLaunchStillCorrect(input, 200000, nullptr, "the legacy stream");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,6 +562,12 @@ TYPED_TEST(CpuReference, TooSmallScratchIsRefused) {
                std::invalid_argument);
   EXPECT_THROW(optimized::MinMax<T>(nullptr, 1000, nullptr, nullptr, 0, nullptr),
                std::invalid_argument);
+  // One byte short (the counter would not fit): refused before anything is queued, so the
+  // pointer is never dereferenced.
+  void* not_dereferenced = reinterpret_cast<void*>(std::uintptr_t{256});
+  EXPECT_THROW(optimized::MinMax<T>(nullptr, 1000, nullptr, not_dereferenced,
+                                    optimized::MinMaxTempBytes<T>(1000) - 1, nullptr),
+               std::invalid_argument);
 }
 
 template <typename T>
@@ -356,50 +598,6 @@ TYPED_TEST(CpuReferenceFloat, SignedZerosInfinitiesAndNaN) {
   }
 }
 
-TEST(MinMaxGridMaths, SplitAtAlignment) {
-  // Floats from an aligned address: no head, whole vectors, the rest is tail.
-  auto s = optimized::SplitAtAlignment(0x1000, 10, 4);
-  EXPECT_EQ(s.head, 0u);
-  EXPECT_EQ(s.vectors, 2u);
-  EXPECT_EQ(s.tail, 2u);
-  // One float past the boundary: three floats of head.
-  s = optimized::SplitAtAlignment(0x1004, 10, 4);
-  EXPECT_EQ(s.head, 3u);
-  EXPECT_EQ(s.vectors, 1u);
-  EXPECT_EQ(s.tail, 3u);
-  // Doubles 8 bytes past: one double of head.
-  s = optimized::SplitAtAlignment(0x1008, 5, 8);
-  EXPECT_EQ(s.head, 1u);
-  EXPECT_EQ(s.vectors, 2u);
-  EXPECT_EQ(s.tail, 0u);
-  // Fewer elements than the head would be.
-  s = optimized::SplitAtAlignment(0x1004, 2, 4);
-  EXPECT_EQ(s.head, 2u);
-  EXPECT_EQ(s.vectors, 0u);
-  EXPECT_EQ(s.tail, 0u);
-  for (std::size_t n = 1; n < 40; ++n) {
-    for (std::uintptr_t off = 0; off < 16; off += 4) {
-      s = optimized::SplitAtAlignment(0x2000 + off, n, 4);
-      EXPECT_EQ(s.head + 4 * s.vectors + s.tail, n);
-      EXPECT_LT(s.head, 4u);
-      EXPECT_LT(s.tail, 4u);
-      if (s.vectors > 0) EXPECT_EQ((0x2000 + off + 4 * s.head) % 16, 0u);
-    }
-  }
-}
-
-TEST(MinMaxGridMaths, GridBlocksFillsTheGpuButNotMore) {
-  const std::size_t chunk = std::size_t(optimized::kBlockSize) * optimized::kUnroll;
-  EXPECT_EQ(optimized::GridBlocks(0, optimized::kUnroll, 132, 8), 1u);
-  EXPECT_EQ(optimized::GridBlocks(1, optimized::kUnroll, 132, 8), 1u);
-  EXPECT_EQ(optimized::GridBlocks(chunk, optimized::kUnroll, 132, 8), 1u);
-  EXPECT_EQ(optimized::GridBlocks(chunk + 1, optimized::kUnroll, 132, 8), 2u);
-  EXPECT_EQ(optimized::GridBlocks(std::size_t{1} << 34, optimized::kUnroll, 132, 8), 132u * 8);
-  EXPECT_EQ(optimized::GridBlocks(std::size_t{1} << 34, optimized::kUnroll, 1000, 8),
-            unsigned(optimized::kMaxGridBlocks));
-  EXPECT_EQ(optimized::GridBlocks(std::size_t{1} << 34, 1, 0, 0), 1u);
-}
-
 TEST(MinMaxGridMaths, NaivePassesAndScratch) {
   EXPECT_EQ(naive::PassCount(1), 1u);
   EXPECT_EQ(naive::PassCount(256), 1u);
@@ -411,7 +609,16 @@ TEST(MinMaxGridMaths, NaivePassesAndScratch) {
   EXPECT_GE(naive::MinMaxTempBytes<float>(257), 2 * 2 * sizeof(float));
   EXPECT_GE(naive::MinMaxTempBytes<double>(std::size_t{1} << 20),
             2 * sizeof(double) * ((std::size_t{1} << 12) + (std::size_t{1} << 4)));
+}
+
+TEST(MinMaxGridMaths, OptimizedScratchIsConstantAndHoldsEveryPartialAndTheCounter) {
+  // The scratch does not grow with n: kMaxGridBlocks key pairs (the grid never has more
+  // blocks) and the 4-byte finishing counter behind them.
   EXPECT_EQ(optimized::MinMaxTempBytes<float>(1), optimized::MinMaxTempBytes<float>(1u << 30));
+  EXPECT_GE(optimized::MinMaxTempBytes<float>(1),
+            2 * sizeof(std::int32_t) * optimized::kMaxGridBlocks + sizeof(unsigned));
+  EXPECT_GE(optimized::MinMaxTempBytes<double>(1),
+            2 * sizeof(std::int64_t) * optimized::kMaxGridBlocks + sizeof(unsigned));
 }
 
 }  // namespace

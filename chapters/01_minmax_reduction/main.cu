@@ -9,9 +9,12 @@
  * optimized+h2d:crossover (input copied from pinned memory, kernel, result copied back; host
  * wall clock) for n = 16, 32, ... up to `--n`, then the two crossover sizes.
  *
- * Throughput is n * sizeof(T) bytes (every element read once) over the median time. Below
- * 4x the L2 size the L2 is flushed before every timed rep (`--flush-l2 auto`), so small inputs
- * are read from HBM like large ones instead of from a warm cache.
+ * Throughput is n * sizeof(T) bytes (every element read once) over the median time; `% peak`
+ * of every GPU row is taken against the device's measured *read* bandwidth (the kernels only
+ * read), not the copy bandwidth (a copy's reads and writes share the bus). CPU rows have no
+ * `% peak`. Below 4x the L2 size the L2 is flushed before every timed rep (`--flush-l2 auto`,
+ * `staged::ShouldFlushL2`), so small inputs are read from HBM like large ones instead of from
+ * a warm cache. GPU rows are timed behind the stream gate (GPU time only, see common/timer.hpp).
  *
  * @code
  * ch01_optimized --n 2^28 --type float
@@ -78,10 +81,13 @@ std::vector<Variant<T>> VariantsOfThisExecutable() {
   return v;
 }
 
-/// A report row in GB/s: n * sizeof(T) bytes read once in the median time.
+/// A report row in GB/s: n * sizeof(T) bytes read once in the median time. Kernel rows read
+/// only, so their `% peak` is against the measured read bandwidth (`Ceiling::kRead`, the
+/// default here); CPU rows and rows that include PCIe copies get `Ceiling::kNone` (the GPU's
+/// memory bandwidth is not their ceiling).
 staged::ReportRow Row(const std::string& variant, std::size_t n, const std::string& dist,
                       const staged::TimingStats& t, std::size_t elem_bytes,
-                      staged::Verified verified) {
+                      staged::Verified verified, staged::Ceiling ceiling = staged::Ceiling::kRead) {
   staged::ReportRow row;
   row.variant = variant;
   row.n = n;
@@ -89,8 +95,14 @@ staged::ReportRow Row(const std::string& variant, std::size_t n, const std::stri
   row.time = t;
   row.throughput = staged::GigabytesPerSecond(double(n) * double(elem_bytes), t.median_ms);
   row.unit = "GB/s";
+  row.ceiling = ceiling;
   row.verified = verified;
   return row;
+}
+
+/// The `--flush-l2` rule: on, off, or (auto) when the input would stay in L2 across reps.
+bool FlushL2(const std::string& policy, std::size_t input_bytes, const staged::DeviceInfo& d) {
+  return policy == "on" || (policy == "auto" && staged::ShouldFlushL2(input_bytes, d.l2_bytes));
 }
 
 /// Exact comparison of a result pair with the reference pair.
@@ -150,7 +162,8 @@ int RunBenchmark(const staged::RunContext& ctx, const ChapterOptions& copt) {
     staged::TimingStats t = staged::TimeCpu(staged::TimingOptions{0, std::max(opt.cpu_reps, 1)},
                                             [&] { ref = ch01::cpu::MinMax(h_in.data(), n); });
     if (opt.cpu_reps > 0) {
-      report.Add(Row("cpu", n, dist, t, sizeof(T), staged::Verified::kReference));
+      report.Add(
+          Row("cpu", n, dist, t, sizeof(T), staged::Verified::kReference, staged::Ceiling::kNone));
     }
   }
 
@@ -162,9 +175,10 @@ int RunBenchmark(const staged::RunContext& ctx, const ChapterOptions& copt) {
   staged::DeviceBuffer<unsigned char> d_temp(std::max<std::size_t>(temp, 1));
   staged::DeviceBuffer<ch01::MinMaxPair<T>> d_result(1);
 
-  const bool flush =
-      copt.flush == "on" || (copt.flush == "auto" && n * sizeof(T) < 4 * ctx.device.l2_bytes);
-  const staged::TimingOptions timing{opt.warmup, opt.reps, flush};
+  // Every variant of the run gets the same L2 treatment; each rep is gated (the launchers only
+  // queue work: no host synchronisation inside).
+  const staged::TimingOptions timing{opt.warmup, opt.reps,
+                                     FlushL2(copt.flush, n * sizeof(T), ctx.device)};
   for (const auto& v : variants) {
     // Run once and verify, then time.
     const staged::Verified verified =
@@ -220,22 +234,27 @@ int RunCrossover(const staged::RunContext& ctx, const ChapterOptions& copt) {
     const staged::VerifyReport check = ComparePair(ref, h_result[0]);
     if (!check.ok) std::cerr << "optimized (n = " << n << "): " << check.Summary() << "\n";
     const staged::Verified verified = check.ok ? staged::Verified::kYes : staged::Verified::kNo;
-    const bool flush = n * sizeof(T) < 4 * ctx.device.l2_bytes && copt.flush != "off";
+    // Kernel only: the memset and the kernel queued behind the gate, GPU time.
     const staged::TimingStats t_kernel = staged::TimeGpu(
-        staged::TimingOptions{opt.warmup, opt.reps, flush},
+        staged::TimingOptions{opt.warmup, opt.reps, FlushL2(copt.flush, n * sizeof(T), ctx.device)},
         [&](cudaStream_t s) {
           ch01::optimized::MinMax(d_in.data(), n, d_result.data(), d_temp.data(), temp, s);
         },
         stream.get());
-    // Wall clock, as a caller sees it: launch overheads and the copies included.
+    // Wall clock, as a caller sees it: launch overheads and the copies included. This work ends
+    // in a stream synchronisation (the host needs the result), so it is timed on the host with
+    // TimeCpu and never behind a stream gate (it would wait for the gate and the gate for it).
     const staged::TimingStats t_transfer =
         staged::TimeCpu(staged::TimingOptions{opt.warmup, opt.reps}, with_transfer);
     // Own row names, so a sweep's CSV can hold both modes without two "optimized" rows per n.
-    report.Add(Row("cpu:crossover", n, dist, t_cpu, sizeof(T), staged::Verified::kReference));
+    report.Add(Row("cpu:crossover", n, dist, t_cpu, sizeof(T), staged::Verified::kReference,
+                   staged::Ceiling::kNone));
     report.Add(Row("optimized:crossover", n, dist, t_kernel, sizeof(T), verified)).cpu_ref =
         "cpu:crossover";
-    report.Add(Row("optimized+h2d:crossover", n, dist, t_transfer, sizeof(T), verified)).cpu_ref =
-        "cpu:crossover";
+    report
+        .Add(Row("optimized+h2d:crossover", n, dist, t_transfer, sizeof(T), verified,
+                 staged::Ceiling::kNone))
+        .cpu_ref = "cpu:crossover";
     // A crossover is the start of the run of sizes where the GPU wins up to the largest n.
     if (t_kernel.median_ms < t_cpu.median_ms) {
       if (cross_kernel == 0) cross_kernel = n;

@@ -204,52 +204,40 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
             std::size_t temp_bytes, cudaStream_t stream);
 }  // namespace naive
 
-/// One pass, one launch: 16-byte loads, min and max in registers, warp shuffles, last block done.
+/// One pass, one kernel: 16-byte loads, min and max in registers, warp shuffles, last block done.
 namespace optimized {
 /// Threads per block.
 inline constexpr int kBlockSize = 256;
 /// 16-byte loads each thread keeps in flight per loop iteration.
 inline constexpr int kUnroll = 4;
-/// Upper bound of the grid (so the scratch is a small constant).
+/// Upper bound of the grid (so the scratch is a small constant; `staged::ResidentGrid` asks for
+/// fewer on any GPU with at most kMaxGridBlocks / kMaxBlocksPerSm SMs).
 inline constexpr int kMaxGridBlocks = 2048;
 /// Upper bound of resident blocks per SM the launcher asks for.
 inline constexpr int kMaxBlocksPerSm = 8;
 
-/// How the input splits around 16-byte alignment: scalar head, vector body, scalar tail.
-struct AlignedSplit {
-  std::size_t head;     ///< elements before the first 16-byte boundary (< 16 / sizeof(T))
-  std::size_t vectors;  ///< whole 16-byte vectors after the head
-  std::size_t tail;     ///< elements after the last whole vector (< 16 / sizeof(T))
-};
-/// Splits @p n elements of size @p elem_bytes starting at byte address @p address.
-/// @param[in] address the input pointer as an integer (a multiple of @p elem_bytes)
-/// @param[in] n elements
-/// @param[in] elem_bytes sizeof(T): 4 or 8
-AlignedSplit SplitAtAlignment(std::uintptr_t address, std::size_t n, std::size_t elem_bytes);
-/// Blocks of the grid: enough to fill the GPU (@p sm_count x @p blocks_per_sm, at most
-/// kMaxGridBlocks) but no more than there are chunks of kBlockSize x @p loads_per_thread
-/// load units (one chunk is what a block reads per loop iteration); at least 1.
-/// @param[in] units load units in the body (16-byte vectors, or elements for scalar loads)
-/// @param[in] loads_per_thread loads per thread per iteration (kUnroll for `MinMax`)
-/// @param[in] sm_count multiprocessors on the device
-/// @param[in] blocks_per_sm resident blocks per SM (occupancy)
-unsigned GridBlocks(std::size_t units, int loads_per_thread, int sm_count, int blocks_per_sm);
-/// Bytes of device scratch `MinMax` needs (a constant: the per-block partials and a counter).
+/// Bytes of device scratch `MinMax` needs (a constant: kMaxGridBlocks partial key pairs and the
+/// finishing counter).
 /// @tparam T element type
 /// @param[in] n elements (unused: the scratch does not grow with n)
 template <typename T>
 std::size_t MinMaxTempBytes(std::size_t n);
-/// One launch: writes the min and max of @p d_in[0, n) to @p d_result, asynchronously.
-/// The scratch needs no initialisation and no persistence between calls: the finishing
-/// counter lives in a per-stream `__device__` slot (zero at module load) that the last block
-/// resets itself, so there is no memset and no second launch. Concurrent launches on
-/// different streams use different slots (beyond 256 streams per device the launcher falls
-/// back to a counter in @p d_temp, zeroed by a `cudaMemsetAsync`).
+/// One kernel: writes the min and max of @p d_in[0, n) to @p d_result, asynchronously.
+///
+/// Queues two operations on @p stream: a 4-byte `cudaMemsetAsync` that zeroes the finishing
+/// counter inside @p d_temp, then the single-pass kernel. Everything a call changes lives in
+/// its own @p d_temp and @p d_result: the launcher keeps no state between calls (besides
+/// `staged::ResidentGrid`'s occupancy cache, which never changes a result), so any number of
+/// host threads, streams (`cudaStreamPerThread` included) and CUDA Graph replays may call it
+/// at once, as long as calls that may overlap use different scratch. The scratch's contents
+/// before the call do not matter, and nothing in it is needed after the call.
+/// Stream capture records the memset and the kernel as two graph nodes.
 /// @tparam T element type
 /// @param[in] d_in device input, aligned to sizeof(T) (any offset from 16 bytes)
 /// @param[in] n elements, >= 1 (throws `std::invalid_argument` otherwise)
 /// @param[out] d_result device pointer to one pair
-/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes (any contents)
+/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes (any contents;
+///            not shared with a call that may run at the same time)
 /// @param[in] temp_bytes size of @p d_temp (checked)
 /// @param[in] stream stream to queue on
 template <typename T>

@@ -12,32 +12,27 @@
  *    thread, enough for the HBM latency-bandwidth product with a few blocks per SM.
  * 4. Min and max in registers, then warp shuffles (`__shfl_xor_sync`) instead of the shared
  *    memory tree; shared memory only carries one key pair per warp.
- * 5. One launch instead of one per pass: the *last block done* pattern (seed 004's slides):
- *    each block writes its partial, `__threadfence()`, takes a ticket with `atomicInc`; the
- *    block that draws the last ticket folds the partials and writes the result. `atomicInc`
- *    wraps the counter back to 0, so the next launch finds it ready.
+ * 5. One kernel instead of one per pass: the *last block done* pattern (seed 004's slides):
+ *    each block writes its partial, `__threadfence()`, takes a ticket with `atomicAdd`; the
+ *    block that draws the last ticket folds the partials and writes the result. The ticket
+ *    counter lives in the caller's scratch and is zeroed by a 4-byte `cudaMemsetAsync` queued
+ *    just before the kernel on the same stream, so every call starts from a known counter
+ *    whatever the scratch held, and calls on other streams, from other host threads or from
+ *    graph replays each count in their own scratch (nothing is shared between calls).
  */
 #include <cuda_runtime.h>
 
-#include <mutex>
+#include <algorithm>
 #include <stdexcept>
 #include <string>
-#include <utility>
-#include <vector>
 
 #include "chapters/01_minmax_reduction/block_minmax.cuh"
 #include "chapters/01_minmax_reduction/minmax.cuh"
+#include "common/aligned_split.hpp"
 #include "common/cuda_check.hpp"
+#include "common/resident_grid.hpp"
 
 namespace ch01::optimized {
-
-/// Counter slots for the last-block-done tickets, one per stream in use (zero at module load;
-/// every launch leaves its slot at zero again). Launches on one stream never overlap, so a
-/// stream can own a slot; launches on different streams use different slots.
-inline constexpr int kCounterSlots = 256;
-
-/// The tickets of change 5, one slot per stream (see `kCounterSlots`).
-__device__ unsigned int g_finish_tickets[kCounterSlots];
 
 /// Warps per block.
 inline constexpr int kWarps = kBlockSize / 32;
@@ -82,12 +77,14 @@ __device__ __forceinline__ void Fold(T x, KeyOf<T>& kmin, KeyOf<T>& kmax) {
 /// @param[in] units whole loads of kElems elements after the head
 /// @param[in] tail elements after the last whole load (< kElems)
 /// @param[out] partial_min,partial_max one key per block (gridDim.x entries each)
-/// @param[in,out] tickets the finishing counter: 0 on entry, 0 again on exit
+/// @param[in,out] tickets the finishing counter (in the caller's scratch): 0 on entry
 /// @param[out] result the pair, written by the last block
 /// @par Launch configuration
-/// `GridBlocks(units, SMs, blocks per SM)` blocks (<= kMaxGridBlocks) of kBlockSize threads.
-/// @pre blockDim.x == kBlockSize; *tickets == 0; head, units, tail from `SplitAtAlignment`
-/// (with kElems == 1: head = tail = 0, units = n)
+/// `staged::ResidentGrid` blocks (as many as fit on the GPU at once, at most kMaxBlocksPerSm
+/// per SM and kMaxGridBlocks in all, never more than there are chunks) of kBlockSize threads.
+/// @pre blockDim.x == kBlockSize; gridDim.x <= kMaxGridBlocks; *tickets == 0 (the launcher's
+/// memset on the same stream); head, units, tail from `staged::SplitAt16` (with kElems == 1:
+/// head = tail = 0, units = n)
 /// @par Traffic
 /// n * sizeof(T) bytes read once; 2 keys per block written and read back by the last block.
 template <typename T, int kElems, int kLoads>
@@ -144,8 +141,9 @@ __global__ void __launch_bounds__(kBlockSize)
     partial_max[blockIdx.x] = kmax;
     // Make the partial visible device-wide before the ticket says it is there.
     __threadfence();
-    // atomicInc wraps to 0 after gridDim.x - 1: the last ticket also resets the counter.
-    const unsigned int ticket = atomicInc(tickets, gridDim.x - 1);
+    // Tickets 0 .. gridDim.x - 1, one per block: whoever draws the last one knows that every
+    // other block has fenced its partial. The counter started at 0 (the launcher's memset).
+    const unsigned int ticket = atomicAdd(tickets, 1u);
     s_is_last = ticket == gridDim.x - 1;
   }
   // Every thread needs s_is_last; also orders warp 0's reads of s_min/s_max above before the
@@ -166,86 +164,28 @@ __global__ void __launch_bounds__(kBlockSize)
   if (threadIdx.x == 0) *result = PairFromKeys<T>(kmin, kmax);
 }
 
-AlignedSplit SplitAtAlignment(std::uintptr_t address, std::size_t n, std::size_t elem_bytes) {
-  const std::size_t per_vector = 16 / elem_bytes;
-  std::size_t head = ((16 - address % 16) % 16) / elem_bytes;
-  if (head > n) head = n;
-  const std::size_t vectors = (n - head) / per_vector;
-  return {head, vectors, n - head - vectors * per_vector};
-}
-
-unsigned GridBlocks(std::size_t units, int loads_per_thread, int sm_count, int blocks_per_sm) {
-  const std::size_t chunk =
-      static_cast<std::size_t>(kBlockSize) * static_cast<std::size_t>(loads_per_thread);
-  const std::size_t chunks = (units + chunk - 1) / chunk;
-  std::size_t resident = static_cast<std::size_t>(sm_count > 0 ? sm_count : 1) *
-                         static_cast<std::size_t>(blocks_per_sm > 0 ? blocks_per_sm : 1);
-  if (resident > static_cast<std::size_t>(kMaxGridBlocks)) resident = kMaxGridBlocks;
-  const std::size_t blocks = chunks < resident ? chunks : resident;
-  return static_cast<unsigned>(blocks > 0 ? blocks : 1);
-}
-
 namespace {
 
-/// Host-side caches: resident blocks per SM of each kernel on each device, and the ticket slot
-/// of each (device, stream). A mutex keeps them safe for launches from several host threads.
-struct LaunchState {
-  std::mutex mutex;
-  std::vector<std::pair<std::pair<int, const void*>, std::pair<int, int>>> occupancy;
-  std::vector<std::pair<std::pair<int, cudaStream_t>, int>> slots;
-  std::vector<std::pair<int, unsigned int*>> tickets_base;
+/// The caller's scratch as the kernel uses it: kMaxGridBlocks min keys, kMaxGridBlocks max keys,
+/// then the ticket counter (see `MinMaxTempBytes`).
+template <typename T>
+struct Scratch {
+  KeyOf<T>* partial_min;  ///< one key per block
+  KeyOf<T>* partial_max;  ///< one key per block
+  unsigned int* tickets;  ///< the finishing counter
 };
 
-LaunchState& State() {
-  static LaunchState state;
-  return state;
-}
-
-/// SM count and resident blocks per SM (capped at kMaxBlocksPerSm) of @p kernel on @p device.
-std::pair<int, int> Occupancy(int device, const void* kernel) {
-  LaunchState& s = State();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  for (const auto& e : s.occupancy) {
-    if (e.first.first == device && e.first.second == kernel) return e.second;
-  }
-  int sms = 0;
-  int per_sm = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kBlockSize, 0));
-  if (per_sm > kMaxBlocksPerSm) per_sm = kMaxBlocksPerSm;
-  s.occupancy.push_back({{device, kernel}, {sms, per_sm}});
-  return {sms, per_sm};
-}
-
-/// The ticket counter of @p stream on @p device, or null when every slot is taken.
-unsigned int* TicketSlot(int device, cudaStream_t stream) {
-  LaunchState& s = State();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  unsigned int* base = nullptr;
-  for (const auto& e : s.tickets_base) {
-    if (e.first == device) base = e.second;
-  }
-  if (base == nullptr) {
-    void* p = nullptr;
-    CUDA_CHECK(cudaGetSymbolAddress(&p, g_finish_tickets));
-    base = static_cast<unsigned int*>(p);
-    s.tickets_base.push_back({device, base});
-  }
-  int count = 0;
-  for (const auto& e : s.slots) {
-    if (e.first.first != device) continue;
-    if (e.first.second == stream) return base + e.second;
-    ++count;
-  }
-  if (count >= kCounterSlots) return nullptr;
-  s.slots.push_back({{device, stream}, count});
-  return base + count;
+/// Points the three parts of @p d_temp (at least `MinMaxTempBytes` bytes) at their places.
+template <typename T>
+Scratch<T> CarveScratch(void* d_temp) {
+  auto* partial_min = static_cast<KeyOf<T>*>(d_temp);
+  KeyOf<T>* partial_max = partial_min + kMaxGridBlocks;
+  return {partial_min, partial_max, reinterpret_cast<unsigned int*>(partial_max + kMaxGridBlocks)};
 }
 
 template <typename T, int kElems, int kLoads>
 void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
             std::size_t temp_bytes, cudaStream_t stream) {
-  using Key = KeyOf<T>;
   if (n == 0) {
     throw std::invalid_argument("ch01::optimized::MinMax: the min/max of 0 elements is undefined");
   }
@@ -255,24 +195,22 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
                                 std::to_string(MinMaxTempBytes<T>(n)));
   }
   // The grid maths: head/body/tail around the first 16-byte boundary, then enough blocks to
-  // fill the GPU, never more than there are chunks of work.
-  AlignedSplit split{0, n, 0};
-  if (kElems > 1) split = SplitAtAlignment(reinterpret_cast<std::uintptr_t>(d_in), n, sizeof(T));
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
+  // fill the GPU, never more than there are chunks of work (one chunk = what a block reads per
+  // loop iteration) and never more than the scratch has partial slots for.
+  staged::AlignedSplit split{0, n, 0};
+  if (kElems > 1) split = staged::SplitAt16(d_in, n, sizeof(T));
   auto kernel = MinMaxSinglePassKernel<T, kElems, kLoads>;
-  const auto [sms, per_sm] = Occupancy(device, reinterpret_cast<const void*>(kernel));
-  const unsigned blocks = GridBlocks(split.vectors, kLoads, sms, per_sm);
-  auto* partial_min = static_cast<Key*>(d_temp);
-  Key* partial_max = partial_min + kMaxGridBlocks;
-  unsigned int* tickets = TicketSlot(device, stream);
-  if (tickets == nullptr) {
-    // More streams than slots: fall back to a counter in the scratch, zeroed on the stream.
-    tickets = reinterpret_cast<unsigned int*>(partial_max + kMaxGridBlocks);
-    CUDA_CHECK(cudaMemsetAsync(tickets, 0, sizeof(unsigned int), stream));
-  }
+  const unsigned blocks = std::min<unsigned>(
+      staged::ResidentGrid(reinterpret_cast<const void*>(kernel), kBlockSize, 0, split.vectors,
+                           static_cast<std::size_t>(kBlockSize) * kLoads, kMaxBlocksPerSm),
+      kMaxGridBlocks);
+  const Scratch<T> scratch = CarveScratch<T>(d_temp);
+  // The counter starts at 0 for this call whatever the scratch held: the memset is ordered
+  // before the kernel by the stream, and a captured graph replays both in that order.
+  CUDA_CHECK(cudaMemsetAsync(scratch.tickets, 0, sizeof(unsigned int), stream));
   kernel<<<blocks, kBlockSize, 0, stream>>>(d_in, split.head, split.vectors, split.tail,
-                                            partial_min, partial_max, tickets, d_result);
+                                            scratch.partial_min, scratch.partial_max,
+                                            scratch.tickets, d_result);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -280,6 +218,7 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
 
 template <typename T>
 std::size_t MinMaxTempBytes(std::size_t /*n*/) {
+  // Two keys per block slot, then the 4-byte counter (rounded up to 16 bytes).
   return 2 * static_cast<std::size_t>(kMaxGridBlocks) * sizeof(KeyOf<T>) + 16;
 }
 
