@@ -13,7 +13,9 @@ Doxygen's warnings stay those of the page):
 - a link to a file under docs/results (.csv, .txt) is named by its file name (HTML_EXTRA_FILES
   copies it next to the pages); a link to a source file under chapters/ or common/ becomes `@ref`
   to that file's page;
-- `<!-- toc -->` becomes `[TOC]`.
+- `<!-- toc -->` becomes `[TOC]`;
+- code spans in headings and in the text of links that become `@ref` lose their backticks
+  (Doxygen 1.9.4 would print them, or `<tt>`, literally).
 Anything else passes unchanged. The rules are in mdpages.py, shared with check_markdown.py.
 
 Usage: doxygen_filter.py PAGE.md   (writes the translated page to stdout)
@@ -63,6 +65,11 @@ def translate_dest(kind, dest, page_dir, page):
     return None
 
 
+def strip_code_spans(text):
+    """`text` with each inline code span replaced by its content."""
+    return mdpages.CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+
+
 def translate(text, rel):
     """The page `text` (at `rel` relative to the root) as Doxygen should read it."""
     page = mdpages.page_label(rel)
@@ -83,10 +90,18 @@ def translate(text, rel):
                 if new.startswith("@ref ") and kind.startswith("html-"):
                     continue
                 edits.append((start, end, new))
+                if new.startswith("@ref ") and kind == "link":
+                    # Doxygen 1.9.4 shows the text of an @ref link verbatim: no code spans.
+                    for m in mdpages.INLINE_LINK.finditer(visible):
+                        if m.start("dest") <= start < m.end("dest") + 1:
+                            a, b = m.span("text")
+                            edits.append((a, b, strip_code_spans(line[a:b])))
         for start, end, new in sorted(edits, reverse=True):
             out = out[:start] + new + out[end:]
         if mdpages.ATX_HEADING.match(visible):
             level, raw, anchor = next(slugs)
+            # Doxygen 1.9.4 prints a code span in a heading as "<tt>...</tt>": plain text instead.
+            out = strip_code_spans(out)
             if not mdpages.EXPLICIT_ID.search(raw):
                 if first_heading and level == 1:
                     label = None if page == "index" else page

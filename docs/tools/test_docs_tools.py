@@ -262,7 +262,7 @@ class FilterTest(unittest.TestCase):
         lines = out.split("\n")
         self.assertEqual(lines[0], "# Chapter 01 — Min/max reduction {#ch01}")
         self.assertEqual(lines[2], "[TOC]")
-        self.assertEqual(lines[4], "## Why `__ldg` helps {#ch01-why-__ldg-helps}")
+        self.assertEqual(lines[4], "## Why __ldg helps {#ch01-why-__ldg-helps}")
         self.assertEqual(lines[6], "See [measuring](@ref measuring-ratios), "
                                    "[this](@ref ch01-why-__ldg-helps),")
         self.assertEqual(lines[7], "[home](@ref index), [csv](01_minmax_reduction.csv),")
@@ -270,6 +270,18 @@ class FilterTest(unittest.TestCase):
                                    "[web](https://example.com/a.md).")
         self.assertEqual(lines[9], "![plot](01_minmax_reduction_bandwidth_float.svg)")
         self.assertEqual(lines[12], "# not a heading [x](../../README.md)")
+
+    def test_code_spans_leave_headings_and_ref_link_texts_only(self):
+        out = self.translate("docs/pages/glossary.md", """\
+            # Glossary
+
+            ### `__ldg`
+
+            Through [`__ldg`](#__ldg), not [`code`](https://example.com) or `[x](#y)`.
+            """)
+        self.assertEqual(out.split("\n")[2:5], [
+            "### __ldg {#glossary-__ldg}", "",
+            "Through [__ldg](@ref glossary-__ldg), not [`code`](https://example.com) or `[x](#y)`."])
 
     def test_page_labels(self):
         self.assertEqual(mdpages.page_label("README.md"), "index")
