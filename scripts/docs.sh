@@ -34,8 +34,12 @@ if ((${#missing[@]})); then
   if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then sudo="sudo"; fi
   if command -v apt-get >/dev/null 2>&1 && { [[ $(id -u) -eq 0 ]] || [[ -n "$sudo" ]]; }; then
     echo "docs: installing ${missing[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+    if ! { $sudo apt-get update -qq &&
+           DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null; }
+    then
+      echo "docs: could not install ${missing[*]} with apt-get" >&2
+      exit 2
+    fi
   else
     echo "docs: missing ${missing[*]}: install them with your package manager" \
          "(Doxygen 1.9.4 or newer; Graphviz is needed only to redraw docs/diagrams)" >&2
