@@ -17,6 +17,7 @@ the site's label of that heading is `<page label>-<slug>` with non-ASCII charact
 import pathlib
 import re
 import unicodedata
+import urllib.parse
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -196,4 +197,4 @@ def is_external(dest):
 def split_dest(dest):
     """(path, fragment) of a link destination; either may be empty."""
     path, _, fragment = dest.partition("#")
-    return path, fragment
+    return urllib.parse.unquote(path), fragment
