@@ -103,6 +103,26 @@ TEST(Planning, LevelBasesArePrefixSums) {
   EXPECT_EQ(plan.matrix, matrix);
 }
 
+TEST(CpuReference, RadixSortMatchesStdSort) {
+  for (Distribution d : staged::AllDistributions()) {
+    for (std::size_t n : {0u, 1u, 2u, 255u, 257u, 100003u}) {
+      std::vector<std::uint32_t> keys = staged::Generate<std::uint32_t>(n, d, kTestSeed);
+      if (n > 2) {
+        keys[n / 2] = 0;
+        keys[n / 3] = 0xFFFFFFFFu;
+      }
+      std::vector<std::uint32_t> want = keys;
+      std::sort(want.begin(), want.end());
+      ASSERT_EQ(cpu::RadixSort(keys), want)
+          << staged::DistributionName(d) << " n " << n << " seed " << kTestSeed;
+    }
+  }
+  // Keys that differ in one digit only: the other three passes are skipped.
+  const std::vector<std::uint32_t> one_digit = {0x12340056u, 0x12340012u, 0x123400FFu, 0x12340000u};
+  EXPECT_EQ(cpu::RadixSort(one_digit),
+            (std::vector<std::uint32_t>{0x12340000u, 0x12340012u, 0x12340056u, 0x123400FFu}));
+}
+
 TEST(CpuReference, ScansAndVerticalScan) {
   EXPECT_EQ(cpu::ExclusiveScan({3, 1, 4, 1, 5}), (std::vector<std::uint32_t>{0, 3, 4, 8, 9}));
   // 3 rows x 2 columns, row-major.
@@ -363,9 +383,11 @@ std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& 
       if (levels != nullptr) *levels = ws.levels;
       break;
     }
-    case Variant::kThrust:
-      library::ThrustSort(d_in.data(), d_out.data(), n, nullptr);
+    case Variant::kThrust: {
+      library::Workspace ws(n);
+      library::ThrustSort(d_in.data(), d_out.data(), n, ws, nullptr);
       break;
+    }
     case Variant::kCub: {
       library::Workspace ws(n);
       library::CubRadixSort(d_in.data(), d_out.data(), n, ws, nullptr);

@@ -3,6 +3,7 @@
  * @brief CPU references of every mppSort step (used by the tests and by verification).
  */
 #include <algorithm>
+#include <array>
 
 #include "chapters/03_mppsort/mppsort.cuh"
 
@@ -12,6 +13,32 @@ std::vector<std::uint32_t> Sort(const std::vector<std::uint32_t>& keys) {
   std::vector<std::uint32_t> out(keys);
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<std::uint32_t> RadixSort(const std::vector<std::uint32_t>& keys) {
+  constexpr int kDigits = 4, kRadix = 256;
+  // All four digit histograms in one read of the input.
+  std::vector<std::array<std::size_t, kRadix>> count(kDigits);
+  for (auto& c : count) c.fill(0);
+  for (std::uint32_t k : keys) {
+    for (int d = 0; d < kDigits; ++d) ++count[d][(k >> (8 * d)) & 0xFF];
+  }
+  std::vector<std::uint32_t> a(keys), b(keys.size());
+  for (int d = 0; d < kDigits; ++d) {
+    const int shift = 8 * d;
+    // A digit shared by every key cannot reorder anything: skip the pass.
+    if (!keys.empty() && count[d][(keys[0] >> shift) & 0xFF] == keys.size()) continue;
+    std::array<std::size_t, kRadix> start{};
+    std::size_t sum = 0;
+    for (int v = 0; v < kRadix; ++v) {
+      start[v] = sum;
+      sum += count[d][v];
+    }
+    // Stable scatter in input order: keys with equal digits keep the previous pass's order.
+    for (std::uint32_t k : a) b[start[(k >> shift) & 0xFF]++] = k;
+    a.swap(b);
+  }
+  return a;
 }
 
 std::uint32_t TableBucket(std::uint32_t key, std::uint32_t min, std::uint32_t max,

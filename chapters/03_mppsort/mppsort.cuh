@@ -65,9 +65,13 @@ __host__ __device__ inline std::uint32_t ArithmeticBucket(std::uint32_t key, std
 
 /// CPU references of every step (tests and verification).
 namespace cpu {
-/// Sorts a copy of @p keys with std::sort.
+/// Sorts a copy of @p keys with std::sort (the timed CPU baseline).
 /// @param[in] keys input keys
 std::vector<std::uint32_t> Sort(const std::vector<std::uint32_t>& keys);
+/// Sorts a copy of @p keys by an LSD radix sort (four 8-bit digits, a pass skipped when every
+/// key has the same digit): O(n), the verification reference when the std::sort row is skipped.
+/// @param[in] keys input keys
+std::vector<std::uint32_t> RadixSort(const std::vector<std::uint32_t>& keys);
 /// The naive bucket of @p key by binary search over the h + 1 limits of `BucketLimit`.
 /// @param[in] key key in [min, max]
 /// @param[in] min smallest key
@@ -406,25 +410,47 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
           cudaStream_t stream, StageTimer* timer = nullptr);
 }  // namespace optimized
 
-/// The baselines.
+/// The baselines, at their best: preallocated scratch, 32-bit counts, no host synchronisation.
 namespace library {
-/// Scratch of the library sorts.
+/// A thrust allocator that hands out one preallocated device block (thrust::sort of 32-bit keys
+/// asks for exactly one temporary block per call), so no cudaMalloc/cudaFree runs inside a sort.
+class PreallocatedAllocator {
+ public:
+  using value_type = char;  ///< thrust allocates bytes
+  /// @param[in] bytes size of the block
+  explicit PreallocatedAllocator(std::size_t bytes);
+  /// Returns the block; throws `std::logic_error` when it is in use or too small.
+  /// @param[in] bytes bytes thrust asks for
+  char* allocate(std::ptrdiff_t bytes);
+  /// Marks the block free again.
+  /// @param[in] p the block
+  /// @param[in] bytes ignored
+  void deallocate(char* p, std::size_t bytes);
+
+ private:
+  staged::DeviceBuffer<char> block_;
+  bool in_use_ = false;
+};
+/// Scratch of the library sorts for up to `capacity` keys.
 struct Workspace {
   /// @param[in] capacity largest n
   explicit Workspace(std::size_t capacity);
   staged::DeviceBuffer<unsigned char> cub_temp;  ///< DeviceRadixSort scratch
+  PreallocatedAllocator thrust_alloc;            ///< thrust::sort's temporary block
 };
-/// Copies @p d_in to @p d_out and sorts it with thrust::sort.
+/// Copies @p d_in to @p d_out and sorts it with thrust::sort (CUB's radix sort underneath, with
+/// a 64-bit count), on @p stream, with the workspace's allocator and no synchronisation.
 /// @param[in] d_in keys
 /// @param[out] d_out sorted keys
-/// @param[in] n keys
+/// @param[in] n keys, <= the workspace's capacity
+/// @param[in] ws scratch
 /// @param[in] stream stream
-void ThrustSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n,
+void ThrustSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
                 cudaStream_t stream);
-/// cub::DeviceRadixSort::SortKeys of @p d_in into @p d_out.
+/// cub::DeviceRadixSort::SortKeys of @p d_in into @p d_out, 32-bit count when n <= INT_MAX.
 /// @param[in] d_in keys
 /// @param[out] d_out sorted keys
-/// @param[in] n keys
+/// @param[in] n keys, <= the workspace's capacity
 /// @param[in] ws scratch
 /// @param[in] stream stream
 void CubRadixSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
