@@ -1,7 +1,28 @@
 /**
  * @file measure.cuh
  * @brief What main.cu and study.cu share: one problem (A, B and C for one N), "run once, verify,
- *        then time" for any variant and launch mode, and the throughput unit of the chapter.
+ *        then time" for any variant and launch mode, the rules for timing them (gated or not,
+ *        how many reps), and the throughput unit of the chapter.
+ *
+ * @par Gated and ungated timing
+ * `staged::TimeGpu` normally holds each rep behind a closed `StreamGate`, so the events measure
+ * GPU time only. That works when a run is one host call (a launch or a graph replay): the host
+ * queues it, then the gate opens. The paper's 1-D and single-block arrangements issue K/2 and
+ * K²/4 launches per run (up to tens of thousands). The driver queues only about a thousand
+ * launches, so a closed gate would stall the host, and besides, the cost of issuing those
+ * launches is exactly what the arrangement comparison and the launch-overhead study are about.
+ * So the rule (`IsGated`): plain launch loops of the 1-D and single-block arrangements (and the
+ * empty-launch loop of the study) are timed *without* the gate, and their times include the
+ * host's submission work; the 2-D grid (one launch), graph replays and persistent launches are
+ * timed behind the gate (GPU time only).
+ *
+ * @par L2
+ * No row of chapter 05 flushes L2 before its reps; all run with whatever the previous rep left
+ * in L2, so every row of a run gets the same treatment. A product reads each element of A and B
+ * N/M or N/(2M) times, so whether the first read hits L2 changes a run by one read of 3N²
+ * integers at most; and a flush queued before an *ungated* rep would let the host issue launches
+ * while the GPU is still flushing, before the start event, hiding part of the submission time
+ * those rows measure.
  */
 #pragma once
 
@@ -33,23 +54,56 @@ struct Problem {
   staged::DeviceBuffer<std::int32_t> d_c;  ///< C on the device (poisoned before each check)
 };
 
-/// GPU work on one stream: a plain launch loop, a graph replay, a persistent launch, ...
-using Work = std::function<void(cudaStream_t)>;
+/// GPU work on one stream (a plain launch loop, a graph replay, a persistent launch, ...) and
+/// whether it may be timed behind the stream gate.
+struct Work {
+  std::function<void(cudaStream_t)> run;  ///< queues one whole product on the stream
+  bool gated = true;                      ///< false: the host issues many launches per run
+};
+
+/// True when a run of @p cfg with @p launch is one host call (one launch, or one graph
+/// replay), so it can be timed behind the stream gate; false for the plain launch loops of the
+/// 1-D and single-block arrangements (see the file comment).
+/// @param[in] cfg the variant
+/// @param[in] launch how its launches are issued
+bool IsGated(const Config& cfg, Launch launch);
 
 /// Checks a C copied back to the host; returns the verdict.
 using Checker = std::function<staged::VerifyReport(const std::vector<std::int32_t>& c)>;
 
 /// Work that computes C for @p cfg with @p launch. Graph modes capture once here (on @p stream)
 /// and each call replays the graph.
+/// @param[in,out] p the problem (its device buffers)
+/// @param[in] cfg the variant
+/// @param[in] launch how its launches are issued
+/// @param[in] stream where graph modes capture
 Work MakeWork(Problem& p, const Config& cfg, Launch launch, cudaStream_t stream);
 
-/// How to time: the usual warm-up and reps, but a point whose checked run took longer than
-/// `slow_ms` gets no warm-up (the checked run was one) and a single timed rep.
+/// How to time a point: up to `reps` reps after `warmup` warm-ups, but never more reps than fit
+/// in `rep_budget_ms` (at least one), judged from the checked run's time.
 struct TimingPlan {
-  int warmup = 3;          ///< warm-up runs for fast points
-  int reps = 20;           ///< timed reps for fast points
-  double slow_ms = 250.0;  ///< above this, 0 warm-up and 1 rep
+  int warmup = 1;                ///< warm-up runs for points whose reps fit the budget
+  int reps = 10;                 ///< timed reps for points whose reps fit the budget
+  double rep_budget_ms = 300.0;  ///< time the timed reps of one point may take
 };
+
+/// The `TimeGpu` options for a point whose checked run took @p first_ms: `plan.reps` reps and
+/// `plan.warmup` warm-ups when they fit `plan.rep_budget_ms`; otherwise as many reps as fit (at
+/// least 1) and no warm-up (the checked run was one).
+/// @param[in] plan the plan
+/// @param[in] first_ms time of the checked run
+/// @param[in] gated whether the work may run behind the stream gate
+staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool gated);
+
+/// `staged::TimeGpu(options, run, stream)`, except that when gated work stalls the host behind
+/// the gate (`std::logic_error`: the driver queued less of it than the gate holds back, as a
+/// graph of thousands of nodes may), it says so on stderr and times the work again without the
+/// gate; that row's time then includes the host's submission.
+/// @param[in] options warm-ups, reps, L2, gate
+/// @param[in] run the work
+/// @param[in] stream the stream
+staged::TimingStats TimeWork(const staged::TimingOptions& options,
+                             const std::function<void(cudaStream_t)>& run, cudaStream_t stream);
 
 /// The result of one measured variant.
 struct Measured {
@@ -60,11 +114,20 @@ struct Measured {
 };
 
 /// Poisons C, runs @p work once, copies C back and checks it with @p check (skipped when empty),
-/// then times @p work according to @p plan. Everything runs on @p stream.
+/// then times @p work according to @p plan (gated when `work.gated`, L2 never flushed; see the
+/// file comment). Everything runs on
+/// @p stream; the waits (the copy of C) happen before the timed reps.
+/// @param[in,out] p the problem
+/// @param[in] work what to run
+/// @param[in] check the verdict on C (may be empty)
+/// @param[in] plan reps and warm-ups
+/// @param[in] stream the stream
 Measured RunCheckTime(Problem& p, const Work& work, const Checker& check, const TimingPlan& plan,
                       cudaStream_t stream);
 
 /// Integer operations per second of one product: 2N³ / time, in 10⁹/s (`GIOP/s`).
+/// @param[in] n the side N
+/// @param[in] ms time of one product
 double Giops(std::int64_t n, double ms);
 
 /// The unit string of Giops.
@@ -72,6 +135,8 @@ inline constexpr const char* kUnit = "GIOP/s";
 
 /// % of the device's int32 multiply-add peak for @p giops: the int32 IMAD rate of sm_80/sm_90
 /// is half the FP32 FMA rate (64 vs 128 lanes per SM per clock), so the peak is fp32_gflops / 2.
+/// @param[in] giops a throughput from Giops
+/// @param[in] device the device and its measured FP32 rate
 double PercentOfIntPeak(double giops, const staged::DeviceInfo& device);
 
 }  // namespace ch05
