@@ -92,7 +92,8 @@ class L2Flusher {
 
 /// Runs @p work(stream) `warmup` times, then `reps` times between CUDA events; returns the stats.
 ///
-/// Each rep: flush L2 (when asked), close a `StreamGate` (unless `options.gate` is false),
+/// Each rep: flush L2 (when asked; ungated reps wait for the flush to finish first), close a
+/// `StreamGate` (unless `options.gate` is false),
 /// record the start event, enqueue the work, record the stop event, open the gate, wait. The GPU
 /// therefore runs start, work and stop back to back: the median is device time, not the host's
 /// launch latency. With the gate, @p work must only enqueue work on the given stream and never
@@ -117,6 +118,9 @@ TimingStats TimeGpu(const TimingOptions& options, Work&& work, cudaStream_t stre
       work(stream);
       timer.Stop();
     } else {
+      // Ungated work is timed with the host's share included: the flush must be over before
+      // the host starts issuing the rep, or the launches would hide behind it.
+      if (flusher) CUDA_CHECK(cudaStreamSynchronize(stream));
       timer.Start();
       work(stream);
       timer.Stop();

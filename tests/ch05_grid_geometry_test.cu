@@ -136,23 +136,24 @@ TEST(TimingRules, OnlyPlainOneDAndSingleBlockLoopsAreUngated) {
 TEST(TimingRules, RepsShrinkToTheBudgetButNeverBelowOne) {
   const ch05::TimingPlan plan{2, 10, 300.0};
   // Ten 20 ms reps fit in 300 ms: the plan as asked, gate as given.
-  staged::TimingOptions t = ch05::TimingFor(plan, 20.0, true);
+  staged::TimingOptions t = ch05::TimingFor(plan, 20.0, true, false);
   EXPECT_EQ(t.reps, 10);
   EXPECT_EQ(t.warmup, 2);
   EXPECT_TRUE(t.gate);
   EXPECT_FALSE(t.flush_l2);
-  // 100 ms runs: three fit; no warm-up (the checked run was one).
-  t = ch05::TimingFor(plan, 100.0, false);
+  // 100 ms runs: three fit; no warm-up (the checked run was one); the flush as asked.
+  t = ch05::TimingFor(plan, 100.0, false, true);
   EXPECT_EQ(t.reps, 3);
   EXPECT_EQ(t.warmup, 0);
   EXPECT_FALSE(t.gate);
+  EXPECT_TRUE(t.flush_l2);
   // A run longer than the budget still gets one rep.
-  t = ch05::TimingFor(plan, 5000.0, true);
+  t = ch05::TimingFor(plan, 5000.0, true, false);
   EXPECT_EQ(t.reps, 1);
   // Exactly at the budget: all reps.
-  EXPECT_EQ(ch05::TimingFor(plan, 30.0, true).reps, 10);
+  EXPECT_EQ(ch05::TimingFor(plan, 30.0, true, false).reps, 10);
   // A zero-time run (clock granularity) keeps every rep.
-  EXPECT_EQ(ch05::TimingFor(plan, 0.0, true).reps, 10);
+  EXPECT_EQ(ch05::TimingFor(plan, 0.0, true, false).reps, 10);
 }
 
 /// One parameter of GridVariants: a configuration and how its launches are issued.

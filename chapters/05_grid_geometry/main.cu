@@ -16,7 +16,7 @@
  * chapter 04's tile) are GPU time behind the stream gate; the plain 1-D and single-block loops
  * include the host's submission of their launches (`IsGated` in measure.cuh says why). Every row
  * gets up to --reps reps, fewer when they would take longer than --rep-budget-ms (see
- * `TimingFor`); no row flushes L2 (measure.cuh says why).
+ * `TimingFor`); L2 is flushed before each rep when A, B and C are below 4 × L2 (measure.cuh).
  *
  * Verification: N <= --cpu-max-n: every element against the CPU product (exact). Larger N: every
  * element against chapter 04's tile kernel (an independent implementation, exact) plus

@@ -49,10 +49,10 @@ Work MakeWork(Problem& p, const Config& cfg, Launch launch, cudaStream_t stream)
   return {[=](cudaStream_t s) { Matmul(a, b, c, n, cfg, launch, s); }, gated};
 }
 
-staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool gated) {
+staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool gated,
+                                bool flush_l2) {
   const int reps = std::max(plan.reps, 1);
-  // No L2 flush (measure.cuh says why).
-  staged::TimingOptions options{plan.warmup, reps, false, gated};
+  staged::TimingOptions options{plan.warmup, reps, flush_l2, gated};
   if (first_ms * reps > plan.rep_budget_ms) {
     const double fit = first_ms > 0 ? std::floor(plan.rep_budget_ms / first_ms) : reps;
     options.reps = static_cast<int>(std::clamp(fit, 1.0, static_cast<double>(reps)));
@@ -93,7 +93,13 @@ Measured RunCheckTime(Problem& p, const Work& work, const Checker& check, const 
     p.d_c.CopyToHost(m.c.data(), m.c.size(), stream);
     m.check = check(m.c);
   }
-  m.time = TimeWork(TimingFor(plan, m.first_ms, work.gated), work.run, stream);
+  int device = 0;
+  int l2 = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  const std::size_t bytes = 3 * p.d_c.bytes();  // A, B and C: N² integers each
+  const bool flush = staged::ShouldFlushL2(bytes, static_cast<std::size_t>(l2));
+  m.time = TimeWork(TimingFor(plan, m.first_ms, work.gated, flush), work.run, stream);
   return m;
 }
 

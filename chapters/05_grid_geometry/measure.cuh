@@ -17,12 +17,10 @@
  * timed behind the gate (GPU time only).
  *
  * @par L2
- * No row of chapter 05 flushes L2 before its reps; all run with whatever the previous rep left
- * in L2, so every row of a run gets the same treatment. A product reads each element of A and B
- * N/M or N/(2M) times, so whether the first read hits L2 changes a run by one read of 3N²
- * integers at most; and a flush queued before an *ungated* rep would let the host issue launches
- * while the GPU is still flushing, before the start event, hiding part of the submission time
- * those rows measure.
+ * As in every chapter, a point whose A, B and C (3N² integers) are smaller than 4 × L2 is timed
+ * with L2 flushed before each rep (`staged::ShouldFlushL2`), for every variant of the run. For
+ * an ungated rep, `TimeGpu` waits for the flush to finish before the host starts issuing the
+ * rep's launches, so the flush hides none of the submission time those rows measure.
  */
 #pragma once
 
@@ -89,11 +87,13 @@ struct TimingPlan {
 
 /// The `TimeGpu` options for a point whose checked run took @p first_ms: `plan.reps` reps and
 /// `plan.warmup` warm-ups when they fit `plan.rep_budget_ms`; otherwise as many reps as fit (at
-/// least 1) and no warm-up (the checked run was one).
+/// least 1) and no warm-up (the checked run was one); L2 flushed before each rep when the
+/// problem's 3N² integers are below 4 × L2.
 /// @param[in] plan the plan
 /// @param[in] first_ms time of the checked run
 /// @param[in] gated whether the work may run behind the stream gate
-staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool gated);
+/// @param[in] flush_l2 whether to flush L2 before each rep
+staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool gated, bool flush_l2);
 
 /// `staged::TimeGpu(options, run, stream)`, except that when gated work stalls the host behind
 /// the gate (`std::logic_error`: the driver queued less of it than the gate holds back, as a
