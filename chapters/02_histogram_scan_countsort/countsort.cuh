@@ -9,6 +9,9 @@
  * side by side and one test body can run against all of them. Chapter 03 reuses
  * `ch02::optimized::ExclusiveScan` through this header.
  *
+ * The optimized scan comes in two stages: `ExclusiveScanBlelloch` (the seed's work-efficient
+ * tree, three passes over memory) and `ExclusiveScan` (single pass with decoupled look-back).
+ *
  * @code
  * std::size_t bytes = ch02::optimized::CountingSortTempBytes(n);
  * staged::DeviceBuffer<unsigned char> d_temp(bytes);
@@ -159,14 +162,21 @@ void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, 
 
 }  // namespace naive
 
-/// Privatized histogram, work-efficient Blelloch scan, output written as runs.
+/// Privatized histogram, the Blelloch and the single-pass look-back scans, output written as
+/// runs.
 namespace optimized {
+
+/// Blocks `Histogram` launches for @p n bytes on the current device: ceil(n / 8 KiB), at least
+/// one and at most one per SM (the grid grows with n until every SM has a block).
+/// @param[in] n number of bytes
+/// @return the grid size
+unsigned HistogramBlocks(std::size_t n);
 
 /// Device scratch bytes `Histogram` needs for @p n bytes (none).
 std::size_t HistogramTempBytes(std::size_t n);
 /**
- * @brief 256-bin histogram with per-thread 16-bit counters in shared memory (one
- *        conflict-free shared atomic per byte), 16-byte loads and one global merge per block.
+ * @brief 256-bin histogram with per-lane 32-bit counters in shared memory (one conflict-free
+ *        shared atomic per byte), 16-byte loads and one global merge per block.
  *        Same parameters as `naive::Histogram`.
  * @param[in] d_in device bytes (any alignment)
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
@@ -178,20 +188,23 @@ std::size_t HistogramTempBytes(std::size_t n);
 void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, void* d_temp,
                std::size_t temp_bytes, cudaStream_t stream);
 
-/// Device scratch bytes ExclusiveScan needs for n elements.
+/// Device scratch bytes `ExclusiveScan` needs for @p n elements: a tile counter and one 8-byte
+/// status word per tile of 4096 elements (0 for n = 0).
 /// @tparam T uint32_t or int32_t
 /// @param[in] n number of elements to scan
 template <typename T>
 std::size_t ExclusiveScanTempBytes(std::size_t n);
 /**
- * @brief Exclusive prefix sum of n elements (any n >= 0, multi-block Blelloch with block sums
- *        scanned recursively).
+ * @brief Exclusive prefix sum of n elements in one pass over memory: single-pass scan with
+ *        decoupled look-back (Merrill and Garland, 2016). The chapter's fastest scan.
  *
- * Each block scans a tile of 1024 elements in shared memory (up-sweep, down-sweep, padded by
- * `ConflictFreeOffset`), the tile totals are scanned by the same function, and a last pass
- * adds each tile's offset. Arithmetic wraps modulo 2^32.
+ * Each block scans a tile of 4096 elements in registers and learns the sum of everything
+ * before it from the status words its predecessors publish in @p d_temp (see
+ * scan_lookback.cuh). Every element is read once and written once. Arithmetic wraps modulo
+ * 2^32. The scratch is reset on @p stream by every call, so calls on different streams with
+ * different scratch may run concurrently.
  * @tparam T uint32_t or int32_t (explicitly instantiated for both)
- * @param[in] d_in device input
+ * @param[in] d_in device input (4-byte aligned, any offset)
  * @param[out] d_out device output; may equal @p d_in (in place), must not partially overlap it
  * @param[in] n number of elements (any n >= 0)
  * @param[in] d_temp scratch of at least `ExclusiveScanTempBytes<T>(n)` bytes
@@ -202,12 +215,36 @@ template <typename T>
 void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
                    cudaStream_t stream);
 
-/// Device scratch bytes `CountingSort` needs for @p n bytes.
+/// Device scratch bytes `ExclusiveScanBlelloch` needs for @p n elements (0 up to 1024).
+/// @tparam T uint32_t or int32_t
+/// @param[in] n number of elements to scan
+template <typename T>
+std::size_t ExclusiveScanBlellochTempBytes(std::size_t n);
+/**
+ * @brief Exclusive prefix sum by the seed's method: multi-block Blelloch scan with the tile
+ *        totals scanned recursively.
+ *
+ * Each block scans a tile of 1024 elements in shared memory (up-sweep, down-sweep, padded by
+ * `ConflictFreeOffset`), the tile totals are scanned by the same function, and a last pass
+ * adds each tile's offset. Arithmetic wraps modulo 2^32.
+ * @tparam T uint32_t or int32_t (explicitly instantiated for both)
+ * @param[in] d_in device input
+ * @param[out] d_out device output; may equal @p d_in (in place), must not partially overlap it
+ * @param[in] n number of elements (any n >= 0)
+ * @param[in] d_temp scratch of at least `ExclusiveScanBlellochTempBytes<T>(n)` bytes
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+template <typename T>
+void ExclusiveScanBlelloch(const T* d_in, T* d_out, std::size_t n, void* d_temp,
+                           std::size_t temp_bytes, cudaStream_t stream);
+
+/// Device scratch bytes `CountingSort` needs for @p n bytes (the 256 counts).
 std::size_t CountingSortTempBytes(std::size_t n);
 /**
- * @brief Counting sort: privatized histogram, Blelloch scan of the 256 counts, then each
- *        output 16-byte word is built from the scanned offsets and stored once (no atomics,
- *        deterministic).
+ * @brief Counting sort: privatized histogram, then one kernel whose blocks each scan the 256
+ *        counts and build every output 16-byte word from the run starts, stored once (no
+ *        atomics, deterministic).
  * @param[in] d_in device bytes (any alignment)
  * @param[out] d_out n device bytes, sorted ascending; must not alias @p d_in
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
@@ -256,6 +293,8 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
 /// Device scratch bytes `cub::DeviceRadixSort::SortKeys` needs for @p n bytes.
 std::size_t CountingSortTempBytes(std::size_t n);
 /// Sorts the bytes with `cub::DeviceRadixSort::SortKeys` over bits [0, 8): the library's way.
+/// The item count is passed as a 32-bit `int` up to INT_MAX (CUB then uses 32-bit offsets);
+/// only larger n fall back to a 64-bit count.
 /// @param[in] d_in device bytes
 /// @param[out] d_out n device bytes, sorted ascending
 /// @param[in] n number of bytes
@@ -264,6 +303,23 @@ std::size_t CountingSortTempBytes(std::size_t n);
 /// @param[in] stream stream the work is queued on
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
                   std::size_t temp_bytes, cudaStream_t stream);
+
+/// Device scratch bytes `CountingSortPipeline` needs for @p n bytes.
+std::size_t CountingSortPipelineTempBytes(std::size_t n);
+/**
+ * @brief Counting sort from library pieces, step for step like ours: CUB
+ *        `DeviceHistogram::HistogramEven`, `DeviceScan::ExclusiveSum` of the 256 counts, then
+ *        `DeviceCopy::Batched` fills the 256 runs (constant-value input iterators, output
+ *        pointers at the scanned offsets). Everything stays on the device: no host sync.
+ * @param[in] d_in device bytes
+ * @param[out] d_out n device bytes, sorted ascending
+ * @param[in] n number of bytes
+ * @param[in] d_temp scratch of `CountingSortPipelineTempBytes(n)` bytes
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+void CountingSortPipeline(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n,
+                          void* d_temp, std::size_t temp_bytes, cudaStream_t stream);
 
 }  // namespace library
 

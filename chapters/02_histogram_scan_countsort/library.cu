@@ -1,12 +1,23 @@
 /**
  * @file library.cu
  * @brief Chapter 02 baselines from CUB: `DeviceHistogram::HistogramEven` for the histogram,
- *        `DeviceScan::ExclusiveSum` for the scan and `DeviceRadixSort::SortKeys` on the 8 key
- *        bits for the sort.
+ *        `DeviceScan::ExclusiveSum` for the scan, `DeviceRadixSort::SortKeys` on the 8 key bits
+ *        for the sort, and the like-for-like counting sort built from library pieces
+ *        (HistogramEven + ExclusiveSum + `DeviceCopy::Batched` filling the runs).
  *
- * CUB reads a null scratch pointer as "report the scratch size", so every `*TempBytes`
- * returns at least `kTempAlignment` bytes: a caller never passes null for real work.
+ * Every call gets the library at its best: scratch preallocated by the caller, 32-bit item
+ * counts wherever n allows (CUB picks 64-bit offsets, and slower kernels, for a 64-bit count),
+ * no allocation and no host synchronisation. CUB reads a null scratch pointer as "report the
+ * scratch size", so every `*TempBytes` returns at least `kTempAlignment` bytes: a caller never
+ * passes null for real work.
  */
+#include <thrust/iterator/constant_iterator.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
+#include <climits>
+#include <cub/device/device_copy.cuh>
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -24,6 +35,58 @@ constexpr int kUpperLevel = kNumBins;
 
 // CUB's size queries, rounded up and never zero (see the file comment).
 std::size_t Rounded(std::size_t bytes) { return AlignTemp(bytes > 0 ? bytes : 1); }
+
+// True when n fits the 32-bit `int` count that keeps CUB on 32-bit offsets.
+bool FitsInt(std::size_t n) { return n <= static_cast<std::size_t>(INT_MAX); }
+
+// Calls @p f with n as an `int` when it fits, otherwise as std::size_t, so that a size query and
+// the call it sizes always use the same offset type.
+template <typename F>
+cudaError_t WithCount(std::size_t n, F&& f) {
+  return FitsInt(n) ? f(static_cast<int>(n)) : f(n);
+}
+
+// Run b of the sorted bytes: n_b copies of the byte b (DeviceCopy::Batched input ranges).
+struct ConstantRun {
+  __host__ __device__ thrust::constant_iterator<std::uint8_t> operator()(std::uint32_t b) const {
+    return thrust::make_constant_iterator(static_cast<std::uint8_t>(b));
+  }
+};
+
+// Where run b starts in the output: at the exclusive scan of the counts.
+struct RunStart {
+  std::uint8_t* out;
+  const std::uint32_t* offsets;
+  __host__ __device__ std::uint8_t* operator()(std::uint32_t b) const { return out + offsets[b]; }
+};
+
+// DeviceCopy::Batched over the 256 runs, or its size query when d_temp is null.
+cudaError_t FillRuns(void* d_temp, std::size_t& temp_bytes, std::uint8_t* d_out,
+                     const std::uint32_t* d_counts, const std::uint32_t* d_offsets,
+                     cudaStream_t stream) {
+  const thrust::counting_iterator<std::uint32_t> bins(0);
+  return cub::DeviceCopy::Batched(d_temp, temp_bytes,
+                                  thrust::make_transform_iterator(bins, ConstantRun{}),
+                                  thrust::make_transform_iterator(bins, RunStart{d_out, d_offsets}),
+                                  d_counts, kNumBins, stream);
+}
+
+// The largest scratch of the pipeline's three CUB calls (they run one after the other on one
+// stream, so they share it).
+std::size_t PipelineCubBytes(std::size_t n) {
+  std::size_t hist_bytes = 0;
+  std::size_t scan_bytes = 0;
+  std::size_t fill_bytes = 0;
+  CUDA_CHECK(cub::DeviceHistogram::HistogramEven(
+      nullptr, hist_bytes, static_cast<const std::uint8_t*>(nullptr),
+      static_cast<std::uint32_t*>(nullptr), kLevels, kLowerLevel, kUpperLevel,
+      static_cast<std::int64_t>(n)));
+  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes,
+                                           static_cast<const std::uint32_t*>(nullptr),
+                                           static_cast<std::uint32_t*>(nullptr), kNumBins));
+  CUDA_CHECK(FillRuns(nullptr, fill_bytes, nullptr, nullptr, nullptr, nullptr));
+  return Rounded(std::max({hist_bytes, scan_bytes, fill_bytes}));
+}
 }  // namespace
 
 std::size_t HistogramTempBytes(std::size_t n) {
@@ -42,6 +105,8 @@ void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, v
     CUDA_CHECK(cudaMemsetAsync(d_hist, 0, kNumBins * sizeof(std::uint32_t), stream));
     return;
   }
+  // A 64-bit sample count is fine here: HistogramEven itself switches to 32-bit offsets when the
+  // input is below INT_MAX bytes.
   CUDA_CHECK(cub::DeviceHistogram::HistogramEven(d_temp, temp_bytes, d_in, d_hist, kLevels,
                                                  kLowerLevel, kUpperLevel,
                                                  static_cast<std::int64_t>(n), stream));
@@ -50,8 +115,10 @@ void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, v
 template <typename T>
 std::size_t ExclusiveScanTempBytes(std::size_t n) {
   std::size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const T*>(nullptr),
-                                           static_cast<T*>(nullptr), n));
+  CUDA_CHECK(WithCount(n, [&](auto count) {
+    return cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const T*>(nullptr),
+                                         static_cast<T*>(nullptr), count);
+  }));
   return Rounded(bytes);
 }
 
@@ -60,7 +127,9 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
                    cudaStream_t stream) {
   CheckArguments("library::ExclusiveScan", n, d_temp, temp_bytes, ExclusiveScanTempBytes<T>(n));
   if (n == 0) return;
-  CUDA_CHECK(cub::DeviceScan::ExclusiveSum(d_temp, temp_bytes, d_in, d_out, n, stream));
+  CUDA_CHECK(WithCount(n, [&](auto count) {
+    return cub::DeviceScan::ExclusiveSum(d_temp, temp_bytes, d_in, d_out, count, stream);
+  }));
 }
 
 /// @cond INSTANTIATIONS
@@ -74,9 +143,10 @@ template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, st
 
 std::size_t CountingSortTempBytes(std::size_t n) {
   std::size_t bytes = 0;
-  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes,
-                                            static_cast<const std::uint8_t*>(nullptr),
-                                            static_cast<std::uint8_t*>(nullptr), n, 0, 8));
+  CUDA_CHECK(WithCount(n, [&](auto count) {
+    return cub::DeviceRadixSort::SortKeys(nullptr, bytes, static_cast<const std::uint8_t*>(nullptr),
+                                          static_cast<std::uint8_t*>(nullptr), count, 0, 8);
+  }));
   return Rounded(bytes);
 }
 
@@ -84,7 +154,31 @@ void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, 
                   std::size_t temp_bytes, cudaStream_t stream) {
   CheckArguments("library::CountingSort", n, d_temp, temp_bytes, CountingSortTempBytes(n));
   if (n == 0) return;
-  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(d_temp, temp_bytes, d_in, d_out, n, 0, 8, stream));
+  CUDA_CHECK(WithCount(n, [&](auto count) {
+    return cub::DeviceRadixSort::SortKeys(d_temp, temp_bytes, d_in, d_out, count, 0, 8, stream);
+  }));
+}
+
+std::size_t CountingSortPipelineTempBytes(std::size_t n) {
+  return SortScratchBytes(PipelineCubBytes(n));
+}
+
+void CountingSortPipeline(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n,
+                          void* d_temp, std::size_t temp_bytes, cudaStream_t stream) {
+  const std::size_t cub_bytes = PipelineCubBytes(n);
+  CheckArguments("library::CountingSortPipeline", n, d_temp, temp_bytes,
+                 SortScratchBytes(cub_bytes));
+  if (n == 0) return;
+  const SortScratch s = CarveSortScratch(d_temp, cub_bytes);
+  std::size_t bytes = s.scan_temp_bytes;
+  CUDA_CHECK(cub::DeviceHistogram::HistogramEven(s.scan_temp, bytes, d_in, s.hist, kLevels,
+                                                 kLowerLevel, kUpperLevel,
+                                                 static_cast<std::int64_t>(n), stream));
+  bytes = s.scan_temp_bytes;
+  CUDA_CHECK(
+      cub::DeviceScan::ExclusiveSum(s.scan_temp, bytes, s.hist, s.offsets, kNumBins, stream));
+  bytes = s.scan_temp_bytes;
+  CUDA_CHECK(FillRuns(s.scan_temp, bytes, d_out, s.hist, s.offsets, stream));
 }
 
 }  // namespace ch02::library

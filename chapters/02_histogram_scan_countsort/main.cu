@@ -6,7 +6,13 @@
  *
  * Run: `ch02_optimized --n 2^29 --dist uniform` (every variant, CUB and the CPU in one table),
  * `ch02_naive --n 1M`, `ch02_optimized --scan --n 2^24` (adds the scan rows, 32-bit elements),
+ * `ch02_optimized --scan-only --n 2^28` (the scan rows alone),
  * `ch02_optimized --stdin < in.bin > out.bin`.
+ *
+ * Measurement: every GPU row is the median of `--reps` gated reps (device time only). All rows
+ * of one run get the same L2 treatment: L2 is flushed before every rep unless the smallest
+ * working set of the run is at least 4x L2. Histogram GB/s count n bytes read (against the
+ * measured read bandwidth), sorts 2n bytes and scans 8n bytes (against the copy bandwidth).
  */
 #include <algorithm>
 #include <cstdint>
@@ -30,24 +36,102 @@ namespace {
 
 constexpr const char* kChapter = "02_histogram_scan_countsort";
 constexpr bool kIsOptimized = std::string_view(STAGED_VARIANT) == "optimized";
+// The reference rows each kind of row is compared with.
+constexpr const char* kLibraryHistogram = "library:cub-histogram";
+constexpr const char* kLibrarySort = "library:cub-pipeline";
+constexpr const char* kLibraryScan = "library:cub-scan";
 
-// A histogram or sort launcher with its scratch query, as declared in countsort.cuh.
+// A histogram or scan launcher, as declared in countsort.cuh.
 using HistogramFn = void (*)(const std::uint8_t*, std::size_t, std::uint32_t*, void*, std::size_t,
                              cudaStream_t);
 using ScanFn = void (*)(const std::uint32_t*, std::uint32_t*, std::size_t, void*, std::size_t,
                         cudaStream_t);
 
-struct Stage {
-  const char* variant;  // report row name
+// One variant's histogram and counting sort (histogram may be null: the row is left out).
+struct SortStage {
+  std::string hist_row;
   HistogramFn histogram;
+  std::string sort_row;
   ch02::io::SortFn sort;
+  std::size_t temp_bytes;
+};
+
+// One scan variant.
+struct ScanStage {
+  std::string row;
   ScanFn scan;
   std::size_t temp_bytes;
 };
 
+std::vector<SortStage> SortStages(std::size_t n, bool skip_naive) {
+  using namespace ch02;  // NOLINT: the variants' namespaces, listed side by side
+  std::vector<SortStage> stages;
+  if (!skip_naive || !kIsOptimized) {
+    stages.push_back({"naive:histogram", naive::Histogram, "naive", naive::CountingSort,
+                      std::max(naive::HistogramTempBytes(n), naive::CountingSortTempBytes(n))});
+  }
+  if (kIsOptimized) {
+    stages.push_back(
+        {"optimized:histogram", optimized::Histogram, "optimized", optimized::CountingSort,
+         std::max(optimized::HistogramTempBytes(n), optimized::CountingSortTempBytes(n))});
+    stages.push_back({kLibraryHistogram, library::Histogram, "library:cub-radix-sort",
+                      library::CountingSort,
+                      std::max(library::HistogramTempBytes(n), library::CountingSortTempBytes(n))});
+    stages.push_back({"", nullptr, kLibrarySort, library::CountingSortPipeline,
+                      library::CountingSortPipelineTempBytes(n)});
+  }
+  return stages;
+}
+
+std::vector<ScanStage> ScanStages(std::size_t n, bool skip_naive) {
+  using namespace ch02;  // NOLINT: as above
+  std::vector<ScanStage> stages;
+  if (!skip_naive || !kIsOptimized) {
+    stages.push_back({"naive:scan", naive::ExclusiveScan<std::uint32_t>,
+                      naive::ExclusiveScanTempBytes<std::uint32_t>(n)});
+  }
+  if (kIsOptimized) {
+    stages.push_back({"optimized:scan-blelloch", optimized::ExclusiveScanBlelloch<std::uint32_t>,
+                      optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(n)});
+    stages.push_back({"optimized:scan", optimized::ExclusiveScan<std::uint32_t>,
+                      optimized::ExclusiveScanTempBytes<std::uint32_t>(n)});
+    stages.push_back({kLibraryScan, library::ExclusiveScan<std::uint32_t>,
+                      library::ExclusiveScanTempBytes<std::uint32_t>(n)});
+  }
+  return stages;
+}
+
 staged::Verified Check(const staged::VerifyReport& r, const std::string& what) {
   if (!r.ok) std::cerr << what << ": " << r.Summary() << "\n";
   return r.ok ? staged::Verified::kYes : staged::Verified::kNo;
+}
+
+// Everything a row needs besides its timing.
+struct RowInfo {
+  std::string variant;
+  double bytes;  // bytes the throughput counts
+  staged::Ceiling ceiling;
+  staged::Verified verified;
+  std::string cpu_ref;
+  std::string naive_ref;
+  std::string library_ref;
+};
+
+void AddRow(staged::Report& report, std::size_t n, const std::string& dist, const RowInfo& info,
+            const staged::TimingStats& t) {
+  staged::ReportRow row;
+  row.variant = info.variant;
+  row.n = n;
+  row.dist = dist;
+  row.time = t;
+  row.throughput = staged::GigabytesPerSecond(info.bytes, t.median_ms);
+  row.unit = "GB/s";
+  row.ceiling = info.ceiling;
+  row.verified = info.verified;
+  row.cpu_ref = info.cpu_ref;
+  row.naive_ref = info.naive_ref;
+  row.library_ref = info.library_ref;
+  report.Add(row);
 }
 
 int Run(int argc, char** argv) {
@@ -60,11 +144,18 @@ int Run(int argc, char** argv) {
                   defaults);
   bool stdin_mode = false;
   bool with_scan = false;
+  bool scan_only = false;
+  bool skip_naive = false;
   cli.AddFlag("stdin", &stdin_mode,
               "filter mode: read a 4-byte little-endian n and n bytes (n <= 537000000) from "
               "stdin, write the n sorted bytes to stdout, timings to stderr; --n/--dist ignored");
   cli.AddFlag("scan", &with_scan,
-              "also time the exclusive scan of n 32-bit integers (naive, optimized, CUB)");
+              "also time the exclusive scan of n 32-bit integers (naive, Blelloch, single-pass "
+              "look-back, CUB)");
+  cli.AddFlag("scan-only", &scan_only, "time only the scan rows of --scan");
+  cli.AddFlag("skip-naive", &skip_naive,
+              "ch02_optimized: leave out the naive rows (their global atomics take seconds on "
+              "large all-equal inputs)");
   const staged::CommonOptions opt = cli.Parse(argc, argv);
   if (opt.help) return 0;
 
@@ -81,138 +172,114 @@ int Run(int argc, char** argv) {
 
   staged::DeviceInfo device = staged::RequireGpu();
   staged::MeasurePeaks(device);
-  staged::Report report(kChapter, opt.seed, device, "library:cub-radix-sort");
+  staged::Report report(kChapter, opt.seed, device, kLibrarySort);
   const std::size_t n = static_cast<std::size_t>(opt.n);
   const std::string dist = staged::DistributionName(opt.dist);
+  const bool sort_rows = !scan_only;
+  const bool scan_rows = with_scan || scan_only;
 
-  // Variants this executable runs: the naive one times only itself and the CPU.
-  std::vector<Stage> stages = {{"naive", ch02::naive::Histogram, ch02::naive::CountingSort,
-                                ch02::naive::ExclusiveScan<std::uint32_t>,
-                                ch02::naive::CountingSortTempBytes(n)}};
-  if (kIsOptimized) {
-    stages.push_back({"optimized", ch02::optimized::Histogram, ch02::optimized::CountingSort,
-                      ch02::optimized::ExclusiveScan<std::uint32_t>,
-                      ch02::optimized::CountingSortTempBytes(n)});
-    stages.push_back(
-        {"library", ch02::library::Histogram, ch02::library::CountingSort,
-         ch02::library::ExclusiveScan<std::uint32_t>,
-         std::max(ch02::library::CountingSortTempBytes(n), ch02::library::HistogramTempBytes(n))});
-  }
+  std::vector<SortStage> sorts;
+  if (sort_rows) sorts = SortStages(n, skip_naive);
+  std::vector<ScanStage> scans;
+  if (scan_rows) scans = ScanStages(n, skip_naive);
   std::size_t temp_bytes = 0;
-  for (const Stage& s : stages) {
-    temp_bytes = std::max(temp_bytes, s.temp_bytes);
-    if (with_scan) {
-      temp_bytes = std::max({temp_bytes, ch02::naive::ExclusiveScanTempBytes<std::uint32_t>(n),
-                             ch02::optimized::ExclusiveScanTempBytes<std::uint32_t>(n),
-                             kIsOptimized ? ch02::library::ExclusiveScanTempBytes<std::uint32_t>(n)
-                                          : std::size_t{0}});
-    }
-  }
-  const std::size_t scan_bytes = with_scan ? 2 * n * sizeof(std::uint32_t) : 0;
-  staged::RequireDeviceMemory(2 * n + temp_bytes + scan_bytes,
-                              std::to_string(n) + " bytes, their sorted copy and scratch");
+  for (const SortStage& s : sorts) temp_bytes = std::max(temp_bytes, s.temp_bytes);
+  for (const ScanStage& s : scans) temp_bytes = std::max(temp_bytes, s.temp_bytes);
+  const std::size_t sort_bytes = sort_rows ? 2 * n : 0;
+  const std::size_t scan_bytes = scan_rows ? 2 * n * sizeof(std::uint32_t) : 0;
+  staged::RequireDeviceMemory(sort_bytes + scan_bytes + temp_bytes,
+                              std::to_string(n) + " bytes, their sorted copy, scan and scratch");
 
-  // CPU references.
   const std::vector<std::uint8_t> h_in = staged::Generate<std::uint8_t>(n, opt.dist, opt.seed);
-  std::vector<std::uint32_t> ref_hist(ch02::kNumBins);
-  std::vector<std::uint8_t> ref_sorted(n);
-  ch02::cpu::Histogram(h_in.data(), n, ref_hist.data());
-  ch02::cpu::CountingSort(h_in.data(), ref_sorted.data(), n);
-
-  staged::DeviceBuffer<std::uint8_t> d_in(h_in);
-  staged::DeviceBuffer<std::uint8_t> d_out(n);
-  staged::DeviceBuffer<std::uint32_t> d_hist(ch02::kNumBins);
   staged::DeviceBuffer<unsigned char> d_temp(temp_bytes);
-  const staged::TimingOptions gpu_opt{opt.warmup, opt.reps, /*flush_l2=*/true};
-  const double hist_bytes = static_cast<double>(n);
-  const double sort_bytes = 2.0 * static_cast<double>(n);
+  // One L2 treatment for every row: flush unless even the smallest working set of the run (n
+  // bytes read by a histogram, or 8n by a scan-only run) is 4x L2 or more.
+  const std::size_t smallest_working_set = sort_rows ? n : 8 * n;
+  const staged::TimingOptions gpu_opt{opt.warmup, opt.reps,
+                                      staged::ShouldFlushL2(smallest_working_set, device.l2_bytes)};
+  const std::string seed_note = " (seed " + std::to_string(opt.seed) + ")";
 
-  auto add = [&](const std::string& variant, const staged::TimingStats& t, double bytes,
-                 staged::Verified verified, const std::string& cpu_ref,
-                 const std::string& naive_ref, const std::string& library_ref) {
-    staged::ReportRow row;
-    row.variant = variant;
-    row.n = n;
-    row.dist = dist;
-    row.time = t;
-    row.throughput = staged::GigabytesPerSecond(bytes, t.median_ms);
-    row.unit = "GB/s";
-    row.verified = verified;
-    row.cpu_ref = cpu_ref;
-    row.naive_ref = naive_ref;
-    row.library_ref = library_ref;
-    report.Add(row);
-  };
-
-  if (opt.cpu_reps > 0) {
-    const staged::TimingOptions cpu_opt{0, opt.cpu_reps, false};
-    std::vector<std::uint32_t> hist(ch02::kNumBins);
-    std::vector<std::uint8_t> sorted(n);
-    add("cpu:histogram",
-        staged::TimeCpu(cpu_opt, [&] { ch02::cpu::Histogram(h_in.data(), n, hist.data()); }),
-        hist_bytes, staged::Verified::kReference, "cpu:histogram", "naive:histogram",
-        "library:cub-histogram");
-    add("cpu",
-        staged::TimeCpu(cpu_opt, [&] { ch02::cpu::CountingSort(h_in.data(), sorted.data(), n); }),
-        sort_bytes, staged::Verified::kReference, "", "", "");
-  }
-
-  for (const Stage& s : stages) {
-    const bool is_library = std::string(s.variant) == "library";
-    const std::string hist_row =
-        is_library ? "library:cub-histogram" : std::string(s.variant) + ":histogram";
-    const std::string sort_row = is_library ? "library:cub-radix-sort" : s.variant;
-    // Run once and verify, then time.
-    staged::Verified hist_ok = staged::Verified::kSkipped;
-    staged::Verified sort_ok = staged::Verified::kSkipped;
-    d_hist.FillBytes(0xFF);
-    s.histogram(d_in.data(), n, d_hist.data(), d_temp.data(), temp_bytes, nullptr);
-    d_out.FillBytes(0xAB);
-    s.sort(d_in.data(), d_out.data(), n, d_temp.data(), temp_bytes, nullptr);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    if (opt.verify) {
-      const std::vector<std::uint32_t> hist = d_hist.ToHost();
-      hist_ok = Check(staged::CompareExact(ref_hist.data(), hist.data(), hist.size()),
-                      hist_row + " (seed " + std::to_string(opt.seed) + ")");
-      const std::vector<std::uint8_t> sorted = d_out.ToHost();
-      sort_ok = Check(staged::CompareExact(ref_sorted.data(), sorted.data(), n),
-                      sort_row + " (seed " + std::to_string(opt.seed) + ")");
+  if (sort_rows) {
+    std::vector<std::uint32_t> ref_hist(ch02::kNumBins);
+    std::vector<std::uint8_t> ref_sorted(n);
+    ch02::cpu::Histogram(h_in.data(), n, ref_hist.data());
+    ch02::cpu::CountingSort(h_in.data(), ref_sorted.data(), n);
+    const double hist_bytes = static_cast<double>(n);
+    const double sorted_bytes = 2.0 * static_cast<double>(n);
+    if (opt.cpu_reps > 0) {
+      const staged::TimingOptions cpu_opt{0, opt.cpu_reps, false};
+      std::vector<std::uint32_t> hist(ch02::kNumBins);
+      std::vector<std::uint8_t> sorted(n);
+      AddRow(report, n, dist,
+             {"cpu:histogram", hist_bytes, staged::Ceiling::kRead, staged::Verified::kReference,
+              "cpu:histogram", "naive:histogram", kLibraryHistogram},
+             staged::TimeCpu(cpu_opt, [&] { ch02::cpu::Histogram(h_in.data(), n, hist.data()); }));
+      AddRow(
+          report, n, dist,
+          {"cpu", sorted_bytes, staged::Ceiling::kCopy, staged::Verified::kReference, "", "", ""},
+          staged::TimeCpu(cpu_opt,
+                          [&] { ch02::cpu::CountingSort(h_in.data(), sorted.data(), n); }));
     }
-    const staged::TimingStats th = staged::TimeGpu(gpu_opt, [&](cudaStream_t st) {
-      s.histogram(d_in.data(), n, d_hist.data(), d_temp.data(), temp_bytes, st);
-    });
-    const staged::TimingStats ts = staged::TimeGpu(gpu_opt, [&](cudaStream_t st) {
-      s.sort(d_in.data(), d_out.data(), n, d_temp.data(), temp_bytes, st);
-    });
-    add(hist_row, th, hist_bytes, hist_ok, "cpu:histogram", "naive:histogram",
-        "library:cub-histogram");
-    add(sort_row, ts, sort_bytes, sort_ok, "cpu", "naive", "library:cub-radix-sort");
+    staged::DeviceBuffer<std::uint8_t> d_in(h_in);
+    staged::DeviceBuffer<std::uint8_t> d_out(n);
+    staged::DeviceBuffer<std::uint32_t> d_hist(ch02::kNumBins);
+    for (const SortStage& s : sorts) {
+      // Run once and verify, then time.
+      staged::Verified hist_ok = staged::Verified::kSkipped;
+      staged::Verified sort_ok = staged::Verified::kSkipped;
+      d_hist.FillBytes(0xFF);
+      d_out.FillBytes(0xAB);
+      if (s.histogram)
+        s.histogram(d_in.data(), n, d_hist.data(), d_temp.data(), temp_bytes, nullptr);
+      s.sort(d_in.data(), d_out.data(), n, d_temp.data(), temp_bytes, nullptr);
+      if (opt.verify) {
+        if (s.histogram) {
+          const std::vector<std::uint32_t> hist = d_hist.ToHost();
+          hist_ok = Check(staged::CompareExact(ref_hist.data(), hist.data(), hist.size()),
+                          s.hist_row + seed_note);
+        }
+        const std::vector<std::uint8_t> sorted = d_out.ToHost();
+        sort_ok = Check(staged::CompareExact(ref_sorted.data(), sorted.data(), n),
+                        s.sort_row + seed_note);
+      }
+      if (s.histogram) {
+        AddRow(report, n, dist,
+               {s.hist_row, hist_bytes, staged::Ceiling::kRead, hist_ok, "cpu:histogram",
+                "naive:histogram", kLibraryHistogram},
+               staged::TimeGpu(gpu_opt, [&](cudaStream_t st) {
+                 s.histogram(d_in.data(), n, d_hist.data(), d_temp.data(), temp_bytes, st);
+               }));
+      }
+      AddRow(
+          report, n, dist,
+          {s.sort_row, sorted_bytes, staged::Ceiling::kCopy, sort_ok, "cpu", "naive", kLibrarySort},
+          staged::TimeGpu(gpu_opt, [&](cudaStream_t st) {
+            s.sort(d_in.data(), d_out.data(), n, d_temp.data(), temp_bytes, st);
+          }));
+    }
   }
 
-  if (with_scan) {
-    // Scan rows: n 32-bit counts (the bytes widened), as chapter 03 scans its histograms.
+  if (scan_rows) {
+    // n 32-bit counts (the bytes widened), as chapter 03 scans its histograms.
     const std::vector<std::uint32_t> h_counts(h_in.begin(), h_in.end());
     std::vector<std::uint32_t> ref_scan(n);
     ch02::cpu::ExclusiveScan(h_counts.data(), ref_scan.data(), n);
     staged::DeviceBuffer<std::uint32_t> d_counts(h_counts);
     staged::DeviceBuffer<std::uint32_t> d_scan(n);
-    for (const Stage& s : stages) {
-      const std::string name = std::string(s.variant) == "library"
-                                   ? "library:cub-scan"
-                                   : std::string(s.variant) + ":scan";
+    for (const ScanStage& s : scans) {
       staged::Verified ok = staged::Verified::kSkipped;
       d_scan.FillBytes(0xFF);
       s.scan(d_counts.data(), d_scan.data(), n, d_temp.data(), temp_bytes, nullptr);
-      CUDA_CHECK(cudaDeviceSynchronize());
       if (opt.verify) {
         const std::vector<std::uint32_t> got = d_scan.ToHost();
-        ok = Check(staged::CompareExact(ref_scan.data(), got.data(), n),
-                   name + " (seed " + std::to_string(opt.seed) + ")");
+        ok = Check(staged::CompareExact(ref_scan.data(), got.data(), n), s.row + seed_note);
       }
-      const staged::TimingStats t = staged::TimeGpu(gpu_opt, [&](cudaStream_t st) {
-        s.scan(d_counts.data(), d_scan.data(), n, d_temp.data(), temp_bytes, st);
-      });
-      add(name, t, 2.0 * sizeof(std::uint32_t) * n, ok, "-", "naive:scan", "library:cub-scan");
+      AddRow(report, n, dist,
+             {s.row, 2.0 * sizeof(std::uint32_t) * n, staged::Ceiling::kCopy, ok, "-", "naive:scan",
+              kLibraryScan},
+             staged::TimeGpu(gpu_opt, [&](cudaStream_t st) {
+               s.scan(d_counts.data(), d_scan.data(), n, d_temp.data(), temp_bytes, st);
+             }));
     }
   }
   return staged::FinishRun(report, opt);

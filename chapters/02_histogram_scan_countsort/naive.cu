@@ -11,21 +11,18 @@
  */
 #include <cuda_runtime.h>
 
-#include <algorithm>
-
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "common/cuda_check.hpp"
+#include "common/resident_grid.hpp"
 
 namespace ch02::naive {
 
 /// Threads per block of every naive kernel.
 inline constexpr int kBlockSize = 256;
 
-/// Blocks for a grid-stride loop over @p count items: enough to fill the GPU, at least one.
-inline unsigned GridFor(std::size_t count) {
-  const std::size_t blocks = (count + kBlockSize - 1) / kBlockSize;
-  return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, std::size_t{1} << 20));
-}
+/// Blocks for a grid-stride loop over @p count items: one thread per item up to 2^20 blocks
+/// (the loop covers the rest), at least one.
+inline unsigned GridFor(std::size_t count) { return staged::GridFor(1u << 20, count, kBlockSize); }
 
 /**
  * @brief One global `atomicAdd` per input byte.

@@ -1,0 +1,496 @@
+/// @file ch02_scan_test.cu
+/// @brief Chapter 02 scan tests: the look-back scan's layout and status protocol (host), then
+///        every scan stage (naive, Blelloch, look-back, CUB) against the CPU over sizes x data
+///        x pointer layouts (aligned, offset, mismatched, in place), wrap-around with an
+///        independent formula, concurrent streams, host threads and graph replay (GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "chapters/02_histogram_scan_countsort/countsort.cuh"
+#include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
+#include "common/device_buffer.hpp"
+#include "common/generate.hpp"
+#include "common/stream.hpp"
+#include "common/verify.hpp"
+#include "gpu_test.hpp"
+
+namespace ch02 {
+namespace {
+
+using staged::testing::kTestSeed;
+
+// ---------------------------------------------------------------------------------------------
+// Host tests: the look-back scan's shared-memory layout and status words.
+
+// Largest number of lanes of one phase that share a bank group, over every phase of an access
+// in which lane l touches slot slot_of(l). A 16-byte access is served 8 lanes at a time over 8
+// groups of 16 bytes; a 4-byte access 32 lanes at a time over 32 banks.
+template <typename SlotOf>
+int WorstConflict(SlotOf slot_of, int lanes_per_phase, int groups) {
+  int worst = 1;
+  for (int phase = 0; phase < 32 / lanes_per_phase; ++phase) {
+    std::vector<int> hits(groups, 0);
+    for (int m = 0; m < lanes_per_phase; ++m) {
+      worst = std::max(worst, ++hits[slot_of(phase * lanes_per_phase + m) % groups]);
+    }
+  }
+  return worst;
+}
+
+TEST(LookbackLayout, SwizzleIsAPermutationOfTheWarpBuffer) {
+  std::vector<int> seen(lookback::kWarpVectors, 0);
+  for (int v = 0; v < lookback::kWarpVectors; ++v) {
+    const int slot = lookback::SwizzledVector(v);
+    ASSERT_GE(slot, 0);
+    ASSERT_LT(slot, lookback::kWarpVectors);
+    ++seen[slot];
+  }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), lookback::kWarpVectors);
+}
+
+TEST(LookbackLayout, StripedAndBlockedAccessesAreConflictFree) {
+  using lookback::SwizzledVector;
+  constexpr int kV = lookback::kVectors;
+  for (int j = 0; j < kV; ++j) {  // striped: lane l touches vector 32 j + l
+    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector(32 * j + l); }, 8, 8), 1) << j;
+  }
+  for (int k = 0; k < kV; ++k) {  // blocked: lane l touches vector kV l + k
+    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector(kV * l + k); }, 8, 8), 1) << k;
+    // Without the swizzle the blocked pattern conflicts: the swizzle is needed.
+    EXPECT_GT(WorstConflict([&](int l) { return kV * l + k; }, 8, 8), 1) << k;
+  }
+  // The 4-byte path: element e = 32 j + l lives in word 4 SwizzledVector(e / 4) + e % 4.
+  for (int j = 0; j < lookback::kItems; ++j) {
+    auto word = [&](int l) {
+      const int e = 32 * j + l;
+      return 4 * SwizzledVector(e / 4) + e % 4;
+    };
+    EXPECT_EQ(WorstConflict(word, 32, 32), 1) << j;
+  }
+}
+
+TEST(LookbackLayout, StatusWordsCarryFlagAndValueTogether) {
+  using namespace lookback;  // NOLINT
+  const std::uint64_t word = PackStatus(kStatusPrefix, 0xDEADBEEFu);
+  EXPECT_EQ(StatusFlag(word), kStatusPrefix);
+  EXPECT_EQ(StatusValue(word), 0xDEADBEEFu);
+  EXPECT_EQ(StatusFlag(PackStatus(kStatusAggregate, 0xFFFFFFFFu)), kStatusAggregate);
+  // A zeroed word (the launcher's memset) reads as "not published".
+  EXPECT_EQ(StatusFlag(0), kStatusInvalid);
+  EXPECT_NE(kStatusAggregate, kStatusInvalid);
+  EXPECT_NE(kStatusPrefix, kStatusAggregate);
+}
+
+TEST(LookbackLayout, WindowNeedsTheLanesUpToTheNearestPrefix) {
+  using lookback::LanesThroughFirstPrefix;
+  EXPECT_EQ(LanesThroughFirstPrefix(0), 0xFFFFFFFFu);  // no prefix: all 32 aggregates
+  EXPECT_EQ(LanesThroughFirstPrefix(1u), 1u);          // the nearest predecessor has one
+  EXPECT_EQ(LanesThroughFirstPrefix(0b1000u), 0b1111u);
+  EXPECT_EQ(LanesThroughFirstPrefix(0b0110u), 0b0011u);  // only the nearest prefix counts
+  EXPECT_EQ(LanesThroughFirstPrefix(0x80000000u), 0xFFFFFFFFu);
+}
+
+TEST(LookbackLayout, TilesCoverLeadAndTail) {
+  using lookback::kTile;
+  using lookback::Tiles;
+  EXPECT_EQ(Tiles(0, 0), 0u);
+  EXPECT_EQ(Tiles(1, 0), 1u);
+  EXPECT_EQ(Tiles(kTile, 0), 1u);
+  EXPECT_EQ(Tiles(kTile, 1), 2u);
+  EXPECT_EQ(Tiles(kTile - 3, 3), 1u);
+  EXPECT_EQ(Tiles(kTile - 2, 3), 2u);
+}
+
+TEST(ScanScratch, SizesCoverEveryTileAndLead) {
+  EXPECT_EQ(optimized::ExclusiveScanTempBytes<std::uint32_t>(0), 0u);
+  std::size_t previous = 0;
+  for (std::size_t n : {1ul, 4093ul, 4094ul, 4096ul, 100000ul, 1ul << 28, 0xFFFFFFFFul}) {
+    const std::size_t bytes = optimized::ExclusiveScanTempBytes<std::int32_t>(n);
+    EXPECT_GE(bytes, lookback::kCounterBytes + 8 * lookback::Tiles(n, lookback::kMaxLead)) << n;
+    EXPECT_GE(bytes, previous) << n;
+    EXPECT_EQ(bytes % kTempAlignment, 0u) << n;
+    previous = bytes;
+  }
+  EXPECT_EQ(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1024), 0u);
+  EXPECT_GT(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1025), 0u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU tests: every scan stage against the CPU.
+
+enum class Stage { kNaive, kBlelloch, kLookback, kLibrary };
+const char* StageName(Stage s) {
+  switch (s) {
+    case Stage::kNaive:
+      return "Naive";
+    case Stage::kBlelloch:
+      return "Blelloch";
+    case Stage::kLookback:
+      return "Lookback";
+    case Stage::kLibrary:
+      return "Library";
+  }
+  return "?";
+}
+// Whether the stage may scan in place (the naive ping-pong and CUB's ExclusiveSum are not
+// documented to).
+bool InPlaceAllowed(Stage s) { return s == Stage::kBlelloch || s == Stage::kLookback; }
+
+template <typename T>
+struct ScanFns {
+  void (*scan)(const T*, T*, std::size_t, void*, std::size_t, cudaStream_t);
+  std::size_t (*temp)(std::size_t);
+};
+
+template <typename T>
+ScanFns<T> Fns(Stage s) {
+  switch (s) {
+    case Stage::kNaive:
+      return {naive::ExclusiveScan<T>, naive::ExclusiveScanTempBytes<T>};
+    case Stage::kBlelloch:
+      return {optimized::ExclusiveScanBlelloch<T>, optimized::ExclusiveScanBlellochTempBytes<T>};
+    case Stage::kLookback:
+      return {optimized::ExclusiveScan<T>, optimized::ExclusiveScanTempBytes<T>};
+    case Stage::kLibrary:
+      break;
+  }
+  return {library::ExclusiveScan<T>, library::ExclusiveScanTempBytes<T>};
+}
+
+// Where input and output sit, in elements past a 256-byte aligned allocation. Equal offsets mod
+// 4 take the look-back scan's 16-byte path with a lead; different ones its 4-byte path.
+struct Layout {
+  const char* name;
+  std::size_t in_offset;
+  std::size_t out_offset;
+  bool in_place;  // output written over the input (out_offset unused)
+};
+constexpr Layout kAligned{"Aligned", 0, 0, false};
+constexpr Layout kLead1{"Lead1", 1, 1, false};
+constexpr Layout kLead3{"Lead3", 3, 3, false};
+constexpr Layout kMismatched{"Mismatched", 0, 1, false};
+constexpr Layout kMismatchedLead{"MismatchedLead", 2, 1, false};
+constexpr Layout kInPlace{"InPlace", 0, 0, true};
+constexpr Layout kInPlaceLead2{"InPlaceLead2", 2, 0, true};
+
+// Input data, generated per element type.
+enum class Data { kUniform, kSmall, kMax };
+const char* DataName(Data d) {
+  return d == Data::kUniform ? "uniform" : d == Data::kSmall ? "small" : "max";
+}
+
+template <typename T>
+std::vector<T> MakeScanInput(std::size_t n, Data data) {
+  const auto raw = staged::Generate<std::uint32_t>(n, staged::Distribution::kUniform, kTestSeed);
+  std::vector<T> in(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (data) {
+      case Data::kUniform:  // the full 32-bit range: sums wrap all the time
+        in[i] = static_cast<T>(raw[i]);
+        break;
+      case Data::kSmall:  // [0, 1000) or [-500, 500)
+        in[i] = static_cast<T>(raw[i] % 1000) - (std::is_signed_v<T> ? T(500) : T(0));
+        break;
+      case Data::kMax:  // 0xFFFFFFFF (uint32) or INT32_MAX
+        in[i] = std::is_signed_v<T> ? static_cast<T>(0x7FFFFFFF) : static_cast<T>(0xFFFFFFFFu);
+        break;
+    }
+  }
+  return in;
+}
+
+constexpr std::uint32_t kPoisonWord = 0xA5A5A5A5u;
+
+// Scans @p in with @p fns in @p layout; checks the result against the CPU, that nothing outside
+// the output was written and (out of place) that the input is unchanged. Scratch starts poisoned.
+template <typename T>
+void CheckScan(const ScanFns<T>& fns, const Layout& layout, const std::vector<T>& in,
+               const std::string& where) {
+  const std::size_t n = in.size();
+  staged::DeviceBuffer<T> d_a(layout.in_offset + n + 1);
+  staged::DeviceBuffer<T> d_b(layout.in_place ? 0 : layout.out_offset + n + 1);
+  d_b.FillBytes(0xA5);
+  std::vector<T> host_a(d_a.size(), static_cast<T>(kPoisonWord));
+  std::copy(in.begin(), in.end(), host_a.begin() + layout.in_offset);
+  d_a.CopyFromHost(host_a);
+  const std::size_t temp = fns.temp(n);
+  staged::DeviceBuffer<unsigned char> d_temp(temp);
+  d_temp.FillBytes(0xFF);
+  T* in_ptr = d_a.data() + layout.in_offset;
+  T* out_ptr = layout.in_place ? in_ptr : d_b.data() + layout.out_offset;
+  fns.scan(in_ptr, out_ptr, n, d_temp.data(), temp, nullptr);
+
+  std::vector<T> ref(n);
+  cpu::ExclusiveScan(in.data(), ref.data(), n);
+  const std::vector<T> a = d_a.ToHost();
+  const std::vector<T> out_all = layout.in_place ? a : d_b.ToHost();
+  const std::size_t out_offset = layout.in_place ? layout.in_offset : layout.out_offset;
+  const auto r = staged::CompareExact(ref.data(), out_all.data() + out_offset, n);
+  EXPECT_TRUE(r.ok) << where << ": " << r.Summary();
+  if (n > 0) EXPECT_EQ(out_all[out_offset], T{0}) << where;
+  for (std::size_t i = 0; i < out_offset; ++i) {
+    EXPECT_EQ(out_all[i], static_cast<T>(kPoisonWord)) << where << ": wrote before the output";
+  }
+  EXPECT_EQ(out_all[out_offset + n], static_cast<T>(kPoisonWord)) << where << ": wrote past it";
+  if (!layout.in_place) {
+    EXPECT_TRUE(std::equal(in.begin(), in.end(), a.begin() + layout.in_offset))
+        << where << ": the input changed";
+  }
+}
+
+struct ScanCase {
+  Stage stage;
+  std::size_t n;
+  Layout layout;
+};
+
+void PrintTo(const ScanCase& c, std::ostream* os) {
+  *os << StageName(c.stage) << " n=" << c.n << " " << c.layout.name;
+}
+
+std::string ScanCaseName(const ::testing::TestParamInfo<ScanCase>& info) {
+  return std::string(StageName(info.param.stage)) + "_N" + std::to_string(info.param.n) + "_" +
+         info.param.layout.name;
+}
+
+// Sizes around the look-back tile (4096), its 32-tile look-back window (131072) and the
+// Blelloch tile (1024), primes and a few large ones.
+constexpr std::size_t kSmallSizes[] = {0,     1,      2,      31,     32,     33,   1021,
+                                       1024,  1025,   4095,   4096,   4097,   8191, 8193,
+                                       12289, 131071, 131073, 135169, 1000003};
+constexpr std::size_t kLargeSizes[] = {(1u << 20) + 3, (1u << 24) + 1};
+
+std::vector<ScanCase> ScanCases() {
+  std::vector<ScanCase> cases;
+  for (Stage stage : {Stage::kNaive, Stage::kBlelloch, Stage::kLookback, Stage::kLibrary}) {
+    std::vector<Layout> layouts = {kAligned, kLead1, kLead3, kMismatched, kMismatchedLead};
+    std::vector<Layout> large = {kAligned, kMismatched};
+    if (InPlaceAllowed(stage)) {
+      layouts.push_back(kInPlace);
+      layouts.push_back(kInPlaceLead2);
+      large.push_back(kInPlaceLead2);
+    }
+    for (std::size_t n : kSmallSizes) {
+      for (const Layout& l : layouts) cases.push_back({stage, n, l});
+    }
+    for (std::size_t n : kLargeSizes) {
+      for (const Layout& l : large) cases.push_back({stage, n, l});
+    }
+  }
+  return cases;
+}
+
+class ExclusiveScanCases : public staged::testing::GpuTestWithParam<ScanCase> {};
+
+TEST_P(ExclusiveScanCases, MatchesCpu) {
+  const ScanCase c = GetParam();
+  // Three kinds of data for small sizes; the full-range one alone for the large ones.
+  std::vector<Data> datas = {Data::kUniform};
+  if (c.n < (1u << 20)) datas = {Data::kUniform, Data::kSmall, Data::kMax};
+  for (Data d : datas) {
+    const std::string where = std::string(StageName(c.stage)) + " n = " + std::to_string(c.n) +
+                              " " + c.layout.name + " " + DataName(d) + " seed " +
+                              std::to_string(kTestSeed);
+    CheckScan(Fns<std::uint32_t>(c.stage), c.layout, MakeScanInput<std::uint32_t>(c.n, d),
+              where + " uint32");
+    CheckScan(Fns<std::int32_t>(c.stage), c.layout, MakeScanInput<std::int32_t>(c.n, d),
+              where + " int32");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ch02, ExclusiveScanCases, ::testing::ValuesIn(ScanCases()), ScanCaseName);
+
+class ScanWrap : public staged::testing::GpuTestWithParam<Stage> {};
+
+// 0xFFFFFFFF is -1 modulo 2^32, so out[i] = -i: a reference that needs no CPU scan. The sum
+// wraps in every tile and across every tile boundary.
+TEST_P(ScanWrap, AllOnesGiveMinusIndex) {
+  const ScanFns<std::uint32_t> fns = Fns<std::uint32_t>(GetParam());
+  constexpr std::size_t kN = 3 * lookback::kTile + 17;
+  const std::vector<std::uint32_t> in(kN, 0xFFFFFFFFu);
+  staged::DeviceBuffer<std::uint32_t> d_in(in);
+  staged::DeviceBuffer<std::uint32_t> d_out(kN);
+  const std::size_t temp = fns.temp(kN);
+  staged::DeviceBuffer<unsigned char> d_temp(temp);
+  fns.scan(d_in.data(), d_out.data(), kN, d_temp.data(), temp, nullptr);
+  const std::vector<std::uint32_t> out = d_out.ToHost();
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < kN; ++i) bad += out[i] != static_cast<std::uint32_t>(0u - i);
+  EXPECT_EQ(bad, 0u) << StageName(GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Ch02, ScanWrap,
+                         ::testing::Values(Stage::kNaive, Stage::kBlelloch, Stage::kLookback,
+                                           Stage::kLibrary),
+                         [](const ::testing::TestParamInfo<Stage>& info) {
+                           return std::string(StageName(info.param));
+                         });
+
+// Runs 2^28 + 1 elements in place, from an offset that gives the 16-byte path a lead of one:
+// every word is 0x01010101 (set by cudaMemset, no host copy), so out[i] = i * 0x01010101
+// modulo 2^32, and the words on either side must keep their value. About 1 s on an H200.
+TEST(ScanLargest, LookbackInPlaceAt2To28Plus1) {
+  STAGED_REQUIRE_GPU();
+  constexpr std::size_t kN = (std::size_t{1} << 28) + 1;
+  constexpr std::uint32_t kWord = 0x01010101u;
+  const std::size_t temp = optimized::ExclusiveScanTempBytes<std::uint32_t>(kN);
+  std::size_t free_bytes = 0;
+  std::size_t total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  if (free_bytes < (kN + 2) * 4 + temp + (std::size_t{512} << 20)) {
+    GTEST_SKIP() << "needs about 1.6 GB of free device memory";
+  }
+  staged::DeviceBuffer<std::uint32_t> d(kN + 2);
+  d.FillBytes(0x01);
+  staged::DeviceBuffer<unsigned char> d_temp(temp);
+  optimized::ExclusiveScan(d.data() + 1, d.data() + 1, kN, d_temp.data(), temp, nullptr);
+  const std::vector<std::uint32_t> out = d.ToHost();
+  EXPECT_EQ(out[0], kWord) << "wrote before the output";
+  EXPECT_EQ(out[kN + 1], kWord) << "wrote past the output";
+  std::size_t bad = 0;
+  std::size_t first_bad = kN;
+  for (std::size_t i = 0; i < kN; ++i) {
+    if (out[i + 1] != static_cast<std::uint32_t>(i * kWord)) {
+      if (bad++ == 0) first_bad = i;
+    }
+  }
+  EXPECT_EQ(bad, 0u) << "first wrong element " << first_bad;
+}
+
+// Eight streams, each with its own sizes, buffers and poisoned scratch, queue several scans
+// (look-back out of place and in place, Blelloch) with no synchronisation between any of them;
+// everything is checked at the end. Shared state between calls would mix them up.
+TEST(ScanConcurrency, EightStreamsWithOwnScratchAndNoSync) {
+  STAGED_REQUIRE_GPU();
+  constexpr int kStreams = 8;
+  const std::size_t sizes[kStreams] = {1,     4097,   100003, (1u << 20) + 5,
+                                       12295, 777777, 131073, (1u << 22) + 7};
+  struct Job {
+    std::vector<std::uint32_t> in;
+    std::vector<std::uint32_t> ref;
+    staged::DeviceBuffer<std::uint32_t> d_in, d_out, d_blelloch, d_inplace;
+    staged::DeviceBuffer<unsigned char> d_temp, d_temp_blelloch;
+    staged::Stream stream;
+  };
+  std::vector<Job> jobs(kStreams);
+  for (int s = 0; s < kStreams; ++s) {
+    Job& j = jobs[s];
+    const std::size_t n = sizes[s];
+    j.in = staged::Generate<std::uint32_t>(n, staged::Distribution::kUniform, kTestSeed + s);
+    j.ref.resize(n);
+    cpu::ExclusiveScan(j.in.data(), j.ref.data(), n);
+    j.d_in = staged::DeviceBuffer<std::uint32_t>(j.in);
+    j.d_inplace = staged::DeviceBuffer<std::uint32_t>(j.in);
+    j.d_out = staged::DeviceBuffer<std::uint32_t>(n);
+    j.d_blelloch = staged::DeviceBuffer<std::uint32_t>(n);
+    j.d_temp =
+        staged::DeviceBuffer<unsigned char>(optimized::ExclusiveScanTempBytes<std::uint32_t>(n));
+    j.d_temp_blelloch = staged::DeviceBuffer<unsigned char>(
+        optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(n));
+    j.d_temp.FillBytes(0xFF);
+  }
+  // Round-robin over the streams: scans of different streams overlap on the GPU.
+  for (int round = 0; round < 3; ++round) {
+    for (Job& j : jobs) {
+      const std::size_t n = j.in.size();
+      cudaStream_t st = j.stream.get();
+      if (round == 0) {
+        optimized::ExclusiveScan(j.d_in.data(), j.d_out.data(), n, j.d_temp.data(), j.d_temp.size(),
+                                 st);
+      } else if (round == 1) {
+        optimized::ExclusiveScanBlelloch(j.d_in.data(), j.d_blelloch.data(), n,
+                                         j.d_temp_blelloch.data(), j.d_temp_blelloch.size(), st);
+      } else {
+        optimized::ExclusiveScan(j.d_inplace.data(), j.d_inplace.data(), n, j.d_temp.data(),
+                                 j.d_temp.size(), st);
+      }
+    }
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  for (int s = 0; s < kStreams; ++s) {
+    const Job& j = jobs[s];
+    const std::string where = "stream " + std::to_string(s) + " n = " + std::to_string(sizes[s]);
+    EXPECT_TRUE(staged::CompareExact(j.ref.data(), j.d_out.ToHost().data(), sizes[s]).ok) << where;
+    EXPECT_TRUE(staged::CompareExact(j.ref.data(), j.d_blelloch.ToHost().data(), sizes[s]).ok)
+        << where << " Blelloch";
+    EXPECT_TRUE(staged::CompareExact(j.ref.data(), j.d_inplace.ToHost().data(), sizes[s]).ok)
+        << where << " in place";
+  }
+}
+
+// Two host threads loop on their own `cudaStreamPerThread` (one handle, two GPU streams) with
+// different sizes, re-poisoning scratch and output before every scan.
+TEST(ScanConcurrency, TwoHostThreadsOnPerThreadStreams) {
+  STAGED_REQUIRE_GPU();
+  constexpr int kLoops = 20;
+  std::atomic<int> failures[2] = {0, 0};
+  auto body = [&](int t) {
+    const std::size_t n = 300007 + 65536 * static_cast<std::size_t>(t);
+    const auto in =
+        staged::Generate<std::uint32_t>(n, staged::Distribution::kUniform, kTestSeed + t);
+    std::vector<std::uint32_t> ref(n);
+    cpu::ExclusiveScan(in.data(), ref.data(), n);
+    staged::DeviceBuffer<std::uint32_t> d_in(n);
+    staged::DeviceBuffer<std::uint32_t> d_out(n);
+    const std::size_t temp = optimized::ExclusiveScanTempBytes<std::uint32_t>(n);
+    staged::DeviceBuffer<unsigned char> d_temp(temp);
+    d_in.CopyFromHost(in.data(), n, cudaStreamPerThread);
+    std::vector<std::uint32_t> out(n);
+    for (int i = 0; i < kLoops; ++i) {
+      d_temp.FillBytes(0xFF, cudaStreamPerThread);
+      d_out.FillBytes(0xFF, cudaStreamPerThread);
+      optimized::ExclusiveScan(d_in.data(), d_out.data(), n, d_temp.data(), temp,
+                               cudaStreamPerThread);
+      d_out.CopyToHost(out.data(), n, cudaStreamPerThread);
+      if (out != ref) ++failures[t];
+    }
+  };
+  std::thread first(body, 0);
+  std::thread second(body, 1);
+  first.join();
+  second.join();
+  EXPECT_EQ(failures[0].load(), 0);
+  EXPECT_EQ(failures[1].load(), 0);
+}
+
+// The memset and the kernel of one scan captured into a graph and replayed twice, with new input
+// between the replays: the scratch is reset by every replay, not only by the first call.
+TEST(ScanGraph, CapturedLookbackReplaysWithFreshScratch) {
+  STAGED_REQUIRE_GPU();
+  constexpr std::size_t kN = 5 * lookback::kTile + 3;
+  staged::Stream stream;
+  staged::DeviceBuffer<std::uint32_t> d_in(kN);
+  staged::DeviceBuffer<std::uint32_t> d_out(kN);
+  const std::size_t temp = optimized::ExclusiveScanTempBytes<std::uint32_t>(kN);
+  staged::DeviceBuffer<unsigned char> d_temp(temp);
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamBeginCapture(stream.get(), cudaStreamCaptureModeThreadLocal));
+  optimized::ExclusiveScan(d_in.data(), d_out.data(), kN, d_temp.data(), temp, stream.get());
+  CUDA_CHECK(cudaStreamEndCapture(stream.get(), &graph));
+  cudaGraphExec_t exec = nullptr;
+  CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 2; ++replay) {
+    const auto in =
+        staged::Generate<std::uint32_t>(kN, staged::Distribution::kUniform, kTestSeed + replay);
+    std::vector<std::uint32_t> ref(kN);
+    cpu::ExclusiveScan(in.data(), ref.data(), kN);
+    d_in.CopyFromHost(in.data(), kN, stream.get());
+    CUDA_CHECK(cudaGraphLaunch(exec, stream.get()));
+    std::vector<std::uint32_t> out(kN);
+    d_out.CopyToHost(out.data(), kN, stream.get());
+    EXPECT_TRUE(staged::CompareExact(ref.data(), out.data(), kN).ok) << "replay " << replay;
+  }
+  CUDA_CHECK(cudaGraphExecDestroy(exec));
+  CUDA_CHECK(cudaGraphDestroy(graph));
+}
+
+}  // namespace
+}  // namespace ch02
