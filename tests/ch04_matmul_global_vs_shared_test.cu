@@ -53,7 +53,7 @@ void PrintTo(const Shape& s, std::ostream* os) { *os << ShapeName(s); }
 std::size_t Elements(int rows, int cols) { return static_cast<std::size_t>(rows) * cols; }
 
 /// Above this M·N·K, cuBLAS replaces the CPU as the float reference (as in main.cu).
-constexpr std::uint64_t kCpuReferenceLimit = std::uint64_t{512} * 512 * 512;
+constexpr std::uint64_t kCpuReferenceLimit = kCpuReferenceVolume;
 
 std::uint64_t Volume(const Shape& s) { return static_cast<std::uint64_t>(s.m) * s.n * s.k; }
 
@@ -292,12 +292,110 @@ INSTANTIATE_TEST_SUITE_P(Host, Ch04Checker,
 TEST(Ch04Stages, NamesParseAndBestIsListed) {
   for (const auto& info : optimized::AllStages()) {
     EXPECT_EQ(optimized::ParseStage(info.name), info.stage);
+    EXPECT_EQ(optimized::Info(info.stage).name, std::string(info.name));
     EXPECT_GT(info.global_intensity, 0.0);
   }
-  EXPECT_EQ(optimized::ParseStage("best"), optimized::kBestStage);
+  EXPECT_EQ(optimized::ParseStage("best"), optimized::Stage::kBest);
+  EXPECT_EQ(optimized::Info(optimized::Stage::kBest).name, std::string("best"));
   EXPECT_THROW(optimized::ParseStage("tensorcore"), staged::UsageError);
   EXPECT_TRUE(optimized::Info(optimized::Stage::kTiled16).supports_int);
+  EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kSkinny, 8, 4096));
+  EXPECT_FALSE(optimized::TimedOnShape(optimized::Stage::kSkinny, 4096, 4096));
+  EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kBigTile, 8, 8));
 }
+
+// The shape rule, class by class, on an H200 (132 SMs).
+constexpr int kH200Sms = 132;
+
+struct RuleCase {
+  Shape shape;
+  bool aligned;
+  optimized::Stage expected;
+};
+
+void PrintTo(const RuleCase& c, std::ostream* os) {
+  *os << ShapeName(c.shape) << (c.aligned ? "" : "u") << "->" << optimized::Info(c.expected).name;
+}
+
+class Ch04Rule : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(Ch04Rule, PicksTheStageForTheShapeClass) {
+  const RuleCase& c = GetParam();
+  EXPECT_EQ(
+      optimized::Info(optimized::ChooseStage(c.shape.m, c.shape.n, c.shape.k, c.aligned, kH200Sms))
+          .name,
+      std::string(optimized::Info(c.expected).name))
+      << ShapeName(c.shape) << (c.aligned ? " aligned" : " unaligned");
+}
+
+using optimized::Stage;
+INSTANTIATE_TEST_SUITE_P(
+    H200, Ch04Rule,
+    ::testing::Values(
+        // Large, aligned, K long enough: the big tile.
+        RuleCase{{4096, 4096, 4096}, true, Stage::kBigTile},
+        RuleCase{{8192, 8192, 8192}, true, Stage::kBigTile},
+        RuleCase{{2048, 2048, 2048}, true, Stage::kBigTile},
+        RuleCase{{4096, 4096, 512}, true, Stage::kBigTile},
+        RuleCase{{8192, 1024, 8192}, true, Stage::kBigTile},
+        // Large but unaligned rows, or K too short for the big tile: double buffering.
+        RuleCase{{4097, 4095, 4093}, false, Stage::kDoubleBuffer},
+        RuleCase{{4096, 4096, 64}, true, Stage::kDoubleBuffer},
+        // Fewer 128×128 tiles than SMs: split-K.
+        RuleCase{{1024, 1024, 1024}, true, Stage::kSplitK},
+        RuleCase{{1023, 1021, 1027}, false, Stage::kSplitK},
+        RuleCase{{64, 4096, 4096}, true, Stage::kSplitK},
+        RuleCase{{4096, 64, 4096}, true, Stage::kSplitK},
+        RuleCase{{127, 129, 4099}, false, Stage::kSplitK},
+        RuleCase{{256, 256, 256}, true, Stage::kSplitK},
+        // Few rows or few columns, enough 8×8 tiles: skinny.
+        RuleCase{{1000, 8, 1000}, true, Stage::kSkinny},
+        RuleCase{{8, 1000, 1000}, true, Stage::kSkinny},
+        RuleCase{{16, 4096, 4096}, true, Stage::kSkinny},
+        // Skinny but too few tiles to fill a quarter of the SMs: split-K instead.
+        RuleCase{{8, 8, 100000}, true, Stage::kSplitK},
+        // Nothing to compute.
+        RuleCase{{0, 5, 5}, true, Stage::kDoubleBuffer},
+        RuleCase{{5, 5, 0}, true, Stage::kDoubleBuffer}),
+    [](const auto& info) {
+      const RuleCase& c = info.param;
+      return ShapeName(c.shape) + (c.aligned ? "" : "u");
+    });
+
+struct PlanCase {
+  Shape shape;
+  int tile_m, tile_n, splits;
+};
+
+void PrintTo(const PlanCase& c, std::ostream* os) { *os << ShapeName(c.shape); }
+
+class Ch04Plan : public ::testing::TestWithParam<PlanCase> {};
+
+TEST_P(Ch04Plan, FillsTheSmsAndCoversK) {
+  const PlanCase& c = GetParam();
+  const Shape& s = c.shape;
+  const optimized::SplitPlan plan = optimized::PlanSplitK(s.m, s.n, s.k, kH200Sms);
+  EXPECT_EQ(plan.tile_m, c.tile_m);
+  EXPECT_EQ(plan.tile_n, c.tile_n);
+  EXPECT_EQ(plan.splits, c.splits);
+  // Every split is non-empty, starts at a multiple of 8, and together they cover K once.
+  EXPECT_EQ(plan.k_chunk % 8, 0);
+  EXPECT_GE(static_cast<long long>(plan.splits) * plan.k_chunk, s.k);
+  EXPECT_LT(static_cast<long long>(plan.splits - 1) * plan.k_chunk, s.k);
+  // A workspace for fewer splits caps the plan.
+  for (int cap : {1, 2, 3}) {
+    EXPECT_LE(optimized::PlanSplitK(s.m, s.n, s.k, kH200Sms, cap).splits, cap);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(H200, Ch04Plan,
+                         ::testing::Values(PlanCase{{1024, 1024, 1024}, 128, 128, 2},
+                                           PlanCase{{1023, 1021, 1027}, 128, 128, 2},
+                                           PlanCase{{64, 4096, 4096}, 64, 128, 8},
+                                           PlanCase{{4096, 64, 4096}, 128, 64, 8},
+                                           PlanCase{{127, 129, 4099}, 128, 64, 86},
+                                           PlanCase{{4096, 4096, 4096}, 128, 128, 1}),
+                         [](const auto& info) { return ShapeName(info.param.shape); });
 
 TEST(Ch04Stages, DimensionsAreChecked) {
   EXPECT_NO_THROW(CheckDimensions(0, 0, 0));
@@ -319,19 +417,23 @@ struct Variant {
 
 void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
+std::string Pascal(std::string name) {
+  name[0] = static_cast<char>(name[0] - 'a' + 'A');
+  return name;
+}
+
 std::vector<Variant> FloatVariants() {
   std::vector<Variant> v = {{"Naive", 0, optimized::Stage::kTiled16}};
-  for (const auto& info : optimized::AllStages()) {
-    std::string name = info.name;
-    name[0] = static_cast<char>(name[0] - 'a' + 'A');
-    v.push_back({name, 1, info.stage});
-  }
+  for (const auto& info : optimized::AllStages()) v.push_back({Pascal(info.name), 1, info.stage});
+  v.push_back({"Best", 1, optimized::Stage::kBest});
   v.push_back({"Cublas", 2, optimized::Stage::kTiled16});
   return v;
 }
 
 std::vector<Variant> IntVariants() {
-  return {{"Naive", 0, optimized::Stage::kTiled16}, {"Tiled16", 1, optimized::Stage::kTiled16}};
+  return {{"Naive", 0, optimized::Stage::kTiled16},
+          {"Tiled16", 1, optimized::Stage::kTiled16},
+          {"Best", 1, optimized::Stage::kBest}};
 }
 
 library::Cublas& SharedCublas() {
@@ -339,12 +441,19 @@ library::Cublas& SharedCublas() {
   return handle;
 }
 
+/// Runs @p v; optimized stages get the workspace WorkspaceBytes asks for.
 template <typename T>
 void Launch(const Variant& v, const T* a, const T* b, T* c, const Shape& s) {
   if (v.kind == 0) {
     naive::Matmul(a, b, c, s.m, s.n, s.k, nullptr);
   } else if (v.kind == 1) {
-    optimized::Matmul(a, b, c, s.m, s.n, s.k, v.stage, nullptr);
+    staged::DeviceBuffer<float> ws;
+    if constexpr (std::is_same_v<T, float>) {
+      ws = staged::DeviceBuffer<float>(optimized::WorkspaceBytes(s.m, s.n, s.k, v.stage) /
+                                       sizeof(float));
+    }
+    optimized::Matmul(a, b, c, s.m, s.n, s.k, v.stage, nullptr, {ws.data(), ws.bytes()});
+    CUDA_CHECK(cudaDeviceSynchronize());  // before the workspace is freed
   } else if constexpr (std::is_same_v<T, float>) {
     SharedCublas().Matmul(a, b, c, s.m, s.n, s.k, nullptr);
   }
@@ -584,7 +693,7 @@ TEST_P(Ch04Mutation, CheckerRejectsEachFault) {
   } else {
     SharedCublas().Reference(a.data(), b.data(), s.m, s.n, s.k, &ref, &abs_product);
   }
-  const Variant best{"Best", 1, optimized::kBestStage};
+  const Variant best{"Best", 1, optimized::Stage::kBest};
   const std::vector<float> out = RunPoisoned(best, a, b, s);
   const staged::VerifyReport clean =
       CompareProduct(ref.data(), out.data(), abs_product.data(), out.size(), s.k);

@@ -4,19 +4,24 @@
  *
  * Flags: `--n N` columns of B and C (the side of a square problem), `--m M` rows of A and C
  * (0: same as N), `--k K` the inner dimension (0: same as N), `--type float|int32`, and for
- * ch04_optimized `--kernel tiled16|regblock|vectorized|doublebuffer|warptile|best` (the stage
- * reported as the `optimized` row; every stage gets its own `optimized:<stage>` row anyway).
+ * ch04_optimized `--kernel <stage>|best` (what the `optimized` row runs; default `best`, the
+ * stage ChooseStage picks for the shape). ch04_optimized also times every stage as its own
+ * `optimized:<stage>` row (the skinny stage only where min(M, N) <= 64).
  *
  * Inputs: float uniform in [-1, 1); int32 uniform in [-8, 8], so |C_ij| <= 64·K never overflows
  * for K <= kMaxDimension. Reference: the CPU (double accumulation, exact for int32) up to
- * M·N·K = 512^3, cuBLAS above that for float (with the bound of CompareProduct, |A|·|B| from a
- * second SGEMM). The CPU row is timed only where the CPU reference runs and `--cpu-reps` > 0.
- * The report's `dist` column is `uniform` for square float runs, otherwise
- * `<type>:uniform:<M>x<N>x<K>` (e.g. `float:uniform:4096x4096x512`), so rows of different
- * shapes with the same N never mix.
+ * M·N·K = kCpuReferenceVolume, cuBLAS above that for float (with the bound of CompareProduct,
+ * |A|·|B| from a second SGEMM). The CPU row is timed only where the CPU reference runs and
+ * `--cpu-reps` > 0. L2 is flushed before every rep of every variant when A, B and C together
+ * are smaller than 4x the L2 cache.
+ *
+ * CSV shape convention: every row of every run names its shape the same way, `dist` =
+ * `<type>:<M>x<N>x<K>` (for example `float:4096x4096x4096`, `float:1000x8x1000`,
+ * `int32:1024x1024x1024`) and `n` = N, so a shape is found by M, N and K alone.
  *
  * Sections: inputs → reference → run every variant once and verify → time → report.
  */
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <iostream>
@@ -28,21 +33,19 @@
 #include <vector>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "common/aligned_split.hpp"
 #include "common/cli.hpp"
 #include "common/device_buffer.hpp"
 #include "common/entry.hpp"
 #include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
+#include "common/timer.hpp"
 
 namespace {
 
 /// Whether this executable is ch04_optimized (which times every stage).
 constexpr bool kOptimizedExe = std::string_view(STAGED_VARIANT) == "optimized";
-
-/// Largest M·N·K for which the CPU computes the reference (and its row is timed): 512^3,
-/// about 0.2 s in double on one core.
-constexpr std::uint64_t kCpuLimit = std::uint64_t{512} * 512 * 512;
 
 /// Problem shape.
 struct Shape {
@@ -72,6 +75,26 @@ struct Variant {
   std::function<void(cudaStream_t)> launch;  ///< queues one product
 };
 
+/// `<type>:<M>x<N>x<K>`, the `dist` of every row (see the file comment).
+std::string ShapeLabel(bool is_float, const Shape& s) {
+  return std::string(is_float ? "float" : "int32") + ":" + std::to_string(s.m) + "x" +
+         std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+/// One line on stderr saying which stage `best` runs on this shape, and why (for the notes).
+void NoteChoice(const Shape& s, bool aligned, int sms) {
+  namespace opt = ch04::optimized;
+  const opt::Stage stage = opt::ChooseStage(s.m, s.n, s.k, aligned, sms);
+  std::cerr << "note: best = " << opt::Info(stage).name;
+  if (stage == opt::Stage::kSplitK) {
+    const opt::SplitPlan plan = opt::PlanSplitK(s.m, s.n, s.k, sms);
+    std::cerr << " (" << plan.tile_m << "x" << plan.tile_n << " tiles, " << plan.splits
+              << " splits of K = " << plan.k_chunk << ")";
+  }
+  std::cerr << " for " << ShapeLabel(true, s) << (aligned ? "" : ", rows not 16-byte aligned")
+            << "\n";
+}
+
 template <typename T>
 int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage chosen) {
   const staged::CommonOptions& opt = ctx.options;
@@ -80,12 +103,18 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   const std::size_t size_b = static_cast<std::size_t>(s.k) * s.n;
   const std::size_t size_c = static_cast<std::size_t>(s.m) * s.n;
   const std::uint64_t volume = static_cast<std::uint64_t>(size_a) * s.n;
-  const bool cpu_reference = !kFloat || volume <= kCpuLimit;
+  const bool cpu_reference = !kFloat || volume <= ch04::kCpuReferenceVolume;
+  // Split-K scratch for the splitk stage and for the default: allocated once, outside timing.
+  std::size_t workspace_bytes = 0;
+  if (kFloat && kOptimizedExe) {
+    workspace_bytes =
+        std::max(ch04::optimized::WorkspaceBytes(s.m, s.n, s.k, ch04::optimized::Stage::kSplitK),
+                 ch04::optimized::WorkspaceBytes(s.m, s.n, s.k, chosen));
+  }
   // cuBLAS as reference needs a C, |A|, |B| of its own.
   const std::size_t ref_bytes = cpu_reference ? 0 : (size_a + size_b + size_c) * sizeof(float);
-  staged::RequireDeviceMemory((size_a + size_b + size_c) * sizeof(T) + ref_bytes,
-                              "A, B and C of a " + std::to_string(s.m) + "x" + std::to_string(s.n) +
-                                  "x" + std::to_string(s.k) + " product");
+  staged::RequireDeviceMemory((size_a + size_b + size_c) * sizeof(T) + ref_bytes + workspace_bytes,
+                              "A, B and C of a " + ShapeLabel(kFloat, s) + " product");
 
   // Inputs.
   const std::vector<T> h_a = MakeInput<T>(size_a, opt.seed);
@@ -93,6 +122,8 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   staged::DeviceBuffer<T> d_a(h_a);
   staged::DeviceBuffer<T> d_b(h_b);
   staged::DeviceBuffer<T> d_c(size_c);
+  staged::DeviceBuffer<float> d_workspace(workspace_bytes / sizeof(float));
+  const ch04::optimized::Workspace workspace{d_workspace.data(), d_workspace.bytes()};
   staged::Stream stream;
 
   std::vector<Variant> variants;
@@ -102,11 +133,22 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   if (kOptimizedExe) {
     for (const auto& info : ch04::optimized::AllStages()) {
       if (!kFloat && !info.supports_int) continue;
+      if (!ch04::optimized::TimedOnShape(info.stage, s.m, s.n)) continue;
       const ch04::optimized::Stage stage = info.stage;
       variants.push_back({std::string("optimized:") + info.name, [&, stage](cudaStream_t st) {
                             ch04::optimized::Matmul(d_a.data(), d_b.data(), d_c.data(), s.m, s.n,
-                                                    s.k, stage, st);
+                                                    s.k, stage, st, workspace);
                           }});
+    }
+    // The `optimized` row: what --kernel names (by default the shape rule's pick).
+    variants.push_back({"optimized", [&](cudaStream_t st) {
+                          ch04::optimized::Matmul(d_a.data(), d_b.data(), d_c.data(), s.m, s.n, s.k,
+                                                  chosen, st, workspace);
+                        }});
+    if (kFloat) {
+      const bool aligned = s.k % 4 == 0 && s.n % 4 == 0 && staged::IsAligned16(d_a.data()) &&
+                           staged::IsAligned16(d_b.data()) && staged::IsAligned16(d_c.data());
+      NoteChoice(s, aligned, ctx.device.sm_count);
     }
   }
   std::optional<ch04::library::Cublas> cublas;
@@ -147,9 +189,8 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
     }
     d_c.FillBytes(0xFF, stream.get());  // poison: a skipped element cannot pass by luck
     v.launch(stream.get());
-    stream.Synchronize();
     std::vector<T> out(size_c);
-    d_c.CopyToHost(out.data(), size_c);
+    d_c.CopyToHost(out.data(), size_c, stream.get());
     staged::VerifyReport r;
     if constexpr (kFloat) {
       r = ch04::CompareProduct(ref_c.data(), out.data(), ref_abs.data(), size_c, s.k);
@@ -160,12 +201,9 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
     verified.push_back(r.ok ? staged::Verified::kYes : staged::Verified::kNo);
   }
 
-  // Time.
-  const bool square = s.m == s.n && s.k == s.n;
-  const std::string label = kFloat && square ? std::string("uniform")
-                                             : std::string(kFloat ? "float" : "int32") +
-                                                   ":uniform:" + std::to_string(s.m) + "x" +
-                                                   std::to_string(s.n) + "x" + std::to_string(s.k);
+  // Time. Every variant gets the same L2 treatment: flushed before each rep when the operands
+  // would otherwise stay in L2 from one rep to the next.
+  const std::string label = ShapeLabel(kFloat, s);
   const double flops = 2.0 * static_cast<double>(volume);
   auto row = [&](const std::string& name, const staged::TimingStats& t, staged::Verified ok) {
     staged::ReportRow r;
@@ -179,12 +217,12 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
     return r;
   };
   staged::Report report("04_matmul_global_vs_shared", opt.seed, ctx.device, "library:cublas");
-  const staged::TimingOptions timing{opt.warmup, opt.reps, false};
-  const std::string chosen_name = std::string("optimized:") + ch04::optimized::Info(chosen).name;
+  const bool flush =
+      staged::ShouldFlushL2((size_a + size_b + size_c) * sizeof(T), ctx.device.l2_bytes);
+  const staged::TimingOptions timing{opt.warmup, opt.reps, flush};
   for (std::size_t i = 0; i < variants.size(); ++i) {
     const staged::TimingStats t = staged::TimeGpu(timing, variants[i].launch, stream.get());
     report.Add(row(variants[i].name, t, verified[i]));
-    if (variants[i].name == chosen_name) report.Add(row("optimized", t, verified[i]));
   }
   if (time_cpu) {
     std::vector<T> scratch(size_c);
@@ -195,7 +233,8 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   }
   if (opt.format == staged::OutputFormat::kTable) {
     std::cerr << "reference: "
-              << (cpu_reference ? "CPU (double accumulation)" : "cuBLAS SGEMM, FP32") << "\n";
+              << (cpu_reference ? "CPU (double accumulation)" : "cuBLAS SGEMM, FP32") << "; L2 "
+              << (flush ? "flushed before every rep" : "not flushed (operands > 4x L2)") << "\n";
     for (const auto& info : ch04::optimized::AllStages()) {
       std::cerr << "note: " << info.name << ": " << info.block_m << "x" << info.block_n << "x"
                 << info.block_k << " tile, " << info.global_intensity
@@ -212,7 +251,7 @@ std::string KernelHelp() {
     help += std::string("; ") + info.name + " (" +
             std::to_string(static_cast<int>(info.global_intensity)) + ")";
   }
-  return help + "; best = " + ch04::optimized::Info(ch04::optimized::kBestStage).name;
+  return help + "; best = the stage the shape rule picks (ChooseStage)";
 }
 
 }  // namespace
@@ -248,14 +287,13 @@ int main(int argc, char** argv) {
     if (!ctx) return 0;
     const int n = static_cast<int>(ctx->options.n);
     const Shape shape{m == 0 ? n : static_cast<int>(m), n, k == 0 ? n : static_cast<int>(k)};
+    const ch04::optimized::Stage stage = ch04::optimized::ParseStage(kernel);
     if (type == "int32") {
-      const ch04::optimized::Stage stage =
-          kernel == "best" ? ch04::optimized::Stage::kTiled16 : ch04::optimized::ParseStage(kernel);
-      if (!ch04::optimized::Info(stage).supports_int) {
+      if (!ch04::optimized::Info(stage).supports_int) {  // `best` runs tiled16 for int32
         throw staged::UsageError("--kernel " + kernel + " is float only (int32: tiled16)");
       }
       return Run<std::int32_t>(*ctx, shape, stage);
     }
-    return Run<float>(*ctx, shape, ch04::optimized::ParseStage(kernel));
+    return Run<float>(*ctx, shape, stage);
   });
 }

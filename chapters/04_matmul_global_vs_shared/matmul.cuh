@@ -1,8 +1,9 @@
 /**
  * @file matmul.cuh
  * @brief Chapter 04 contract: C = A·B for row-major matrices (A is M×K, B is K×N, C is M×N),
- *        the CPU reference, the naive kernel, the optimized stages, the cuBLAS baseline and the
- *        error bound every float result is checked against.
+ *        the CPU reference, the naive kernel, the optimized stages and the rule that picks one
+ *        per shape, the cuBLAS baseline and the error bound every float result is checked
+ *        against.
  *
  * Every launcher accepts any M, N, K >= 0 (non-multiples of the tiles, rectangular, empty):
  * M == 0 or N == 0 does nothing, K == 0 writes zeros. Device pointers must not alias. Each of
@@ -11,7 +12,11 @@
  * @code
  * ch04::naive::Matmul(d_a, d_b, d_c, m, n, k, stream);
  * ch04::optimized::Matmul(d_a, d_b, d_c, m, n, k, ch04::optimized::Stage::kTiled16, stream);
- * ch04::optimized::Matmul(d_a, d_b, d_c, m, n, k, ch04::optimized::kBestStage, stream);
+ * // The default: the stage ChooseStage picks for this shape. Split-K needs scratch; without it
+ * // the launcher runs the best plan that needs none.
+ * staged::DeviceBuffer<float> ws(ch04::optimized::WorkspaceBytes(m, n, k) / sizeof(float));
+ * ch04::optimized::Matmul(d_a, d_b, d_c, m, n, k, ch04::optimized::Stage::kBest, stream,
+ *                         {ws.data(), ws.bytes()});
  * @endcode
  */
 #pragma once
@@ -34,6 +39,11 @@ namespace ch04 {
 
 /// Largest accepted M, N or K (2^19): keeps ceil(M/16) within the 65535 limit of grid.y.
 inline constexpr int kMaxDimension = 1 << 19;
+
+/// Largest M·N·K whose float reference ch04_naive and ch04_optimized compute on the CPU (double
+/// accumulation, 2^27 multiply-adds); above it cuBLAS SGEMM is the reference, checked with
+/// the same per-element bound (which allows for the reference's own error).
+inline constexpr std::uint64_t kCpuReferenceVolume = std::uint64_t{512} * 512 * 512;
 
 /// Throws `staged::UsageError` when a dimension is negative or larger than kMaxDimension.
 void CheckDimensions(int m, int n, int k);
@@ -137,23 +147,25 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, cudaStream_
 /// The stages that take the shared-memory tile to cuBLAS speed (plain FP32 FFMA throughout).
 namespace optimized {
 
-/// The optimisation stages, in lesson order (README: "The stages").
+/// The optimisation stages, in lesson order (README: "The stages"), then the shape rule.
 enum class Stage {
   kTiled16,       ///< 1. 16×16 shared-memory tiles, one output per thread (the slides' kernel 2)
   kRegBlock,      ///< 2. 128×128×8 block tile, 8×8 outputs per thread in registers
   kVectorized,    ///< 3. + 16-byte global loads, A stored transposed and padded, float4 LDS
   kDoubleBuffer,  ///< 4. + two shared buffers: the next tile is loaded while this one is used
   kWarpTile,      ///< 5. + warp tiling, two blocks per SM (__launch_bounds__), L2-friendly order
+  kBigTile,       ///< 6. 16×8 outputs per thread, 64×64 warp tiles, 128 threads, 2 blocks/SM
+  kBigTile256,    ///< 6b. (measurement candidate) stage 6 with a 128×256 block of 256 threads
+  kSplitK,        ///< 7. tile shape from the problem, K split across blocks, ordered reduction
+  kSkinny,        ///< 8. one 8×8 tile of C per block, K split across all 256 threads
+  kBest,          ///< the default: the stage ChooseStage picks for the shape
 };
-
-/// The fastest stage: the default of `--kernel` and the `optimized` row of the report.
-inline constexpr Stage kBestStage = Stage::kDoubleBuffer;  // fastest measured on the H200
 
 /// What the report and `--help` say about one stage.
 struct StageInfo {
   Stage stage;              ///< the stage
   const char* name;         ///< `--kernel` word and report suffix (`optimized:<name>`)
-  int block_m;              ///< rows of C per block
+  int block_m;              ///< rows of C per block (the largest tile the stage uses)
   int block_n;              ///< columns of C per block
   int block_k;              ///< depth of one shared-memory tile
   int threads;              ///< threads per block
@@ -163,28 +175,102 @@ struct StageInfo {
   const char* change;       ///< one line: what changed relative to the previous stage
 };
 
-/// Every stage, in lesson order.
+/// Every stage, in lesson order (kBest, the rule, is not a stage and is not listed).
 const std::vector<StageInfo>& AllStages();
 
-/// The description of @p stage.
+/// The description of @p stage (kBest included, with name `best`).
 const StageInfo& Info(Stage stage);
 
 /// Parses a `--kernel` word (a stage name or `best`); throws `staged::UsageError` otherwise.
 Stage ParseStage(const std::string& word);
 
+/// @brief Whether the report times @p stage on this shape: every stage everywhere, except that
+///        `skinny` (one 8×8 tile per block) is timed only where min(M, N) <= 64.
+/// @param[in] stage the stage
+/// @param[in] m rows of C
+/// @param[in] n columns of C
+bool TimedOnShape(Stage stage, int m, int n);
+
+/// Largest min(M, N) that ChooseStage sends to the skinny stage.
+inline constexpr int kSkinnyMaxSide = 16;
+/// Smallest K for which ChooseStage prefers the big-tile stage over double buffering.
+inline constexpr int kBigTileMinK = 256;
+
+/// @brief The shape rule behind Stage::kBest: a pure function of the shape, the alignment and
+///        the SM count (tested on the host for every shape class).
+///
+/// 1. M, N or K zero: nothing to multiply, kDoubleBuffer (it writes zeros or nothing).
+/// 2. min(M, N) <= kSkinnyMaxSide and at least sms/4 tiles of 8×8: kSkinny. A 128-wide tile
+///    would compute mostly padding; an 8×8 tile with K split over 256 threads does not.
+/// 3. Fewer 128×128 tiles than SMs: kSplitK (PlanSplitK picks the tile and the number of splits
+///    so that the blocks fill the SMs).
+/// 4. Rows 16-byte aligned and K >= kBigTileMinK: kBigTile (fewest instructions per FFMA).
+/// 5. Otherwise kDoubleBuffer: unaligned rows, or K so short that a block's prologue and
+///    epilogue weigh more than its loop; two 256-thread blocks per SM overlap them.
+/// @param[in] m rows of C
+/// @param[in] n columns of C
+/// @param[in] k inner dimension
+/// @param[in] aligned K % 4 == 0, N % 4 == 0 and A, B, C 16-byte aligned
+/// @param[in] sms streaming multiprocessors of the device
+Stage ChooseStage(int m, int n, int k, bool aligned, int sms);
+
+/// How the split-K stage covers a shape.
+struct SplitPlan {
+  int tile_m = 128;   ///< rows of C per block: 64 or 128
+  int tile_n = 128;   ///< columns of C per block: 64 or 128
+  int splits = 1;     ///< blocks along K (1: no split, no workspace)
+  int k_chunk = 0;    ///< K per split, a multiple of 8 (the last split may be shorter)
+  double cost = 0.0;  ///< the model's estimate, in units of one k-step of a full SM
+};
+
+/// @brief The split-K rule: among tiles 128×128, 128×64, 64×128, 64×64 and 1..max_splits
+///        splits, the plan with the lowest estimated time (ties: larger tile, fewer splits).
+///
+/// The model: a wave of blocks, enough for 8 warps on every SM, takes (k_chunk + 24) units (24:
+/// each block's prologue and epilogue); waves = ceil(tiles·splits / (sms·8 warps / warps per
+/// block)); a split adds 24 units for the reduction launch plus one unit per 65536 floats of
+/// partial sums read. Every configuration keeps 8×8 outputs per thread, so a full SM holds the
+/// same 16384 outputs whatever the tile, and only the wave count and k_chunk differ.
+/// @param[in] m rows of C
+/// @param[in] n columns of C
+/// @param[in] k inner dimension (>= 1)
+/// @param[in] sms streaming multiprocessors of the device
+/// @param[in] max_splits most splits allowed (the workspace may limit it; >= 1)
+SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits = 256);
+
+/// Caller-owned device scratch for the stages that split K (see WorkspaceBytes).
+struct Workspace {
+  float* data = nullptr;  ///< 16-byte aligned device memory, or null
+  std::size_t bytes = 0;  ///< its size in bytes
+};
+
+/// @brief Scratch that @p stage needs on the current device for this shape to run its best plan
+///        (0 for every stage but kSplitK, and for kBest when the rule picks another stage).
+/// @param[in] m rows of C
+/// @param[in] n columns of C
+/// @param[in] k inner dimension
+/// @param[in] stage the stage (default: kBest)
+std::size_t WorkspaceBytes(int m, int n, int k, Stage stage = Stage::kBest);
+
 /// @brief C = A·B with the chosen optimisation stage.
-/// @tparam T float (every stage) or int32_t (kTiled16 only; other stages throw UsageError)
+///
+/// kSplitK (and kBest when it picks kSplitK) uses @p workspace for its partial sums; with less
+/// than WorkspaceBytes it runs the best plan that fits (no split at all without a workspace).
+/// @tparam T float (every stage) or int32_t (kTiled16, and kBest which then runs kTiled16;
+///         other stages throw UsageError)
 /// @param[in] d_a device A, M×K row-major
 /// @param[in] d_b device B, K×N row-major
 /// @param[out] d_c device C, M×N row-major
 /// @param[in] m rows of A and C
 /// @param[in] n columns of B and C
 /// @param[in] k columns of A, rows of B
-/// @param[in] stage which kernel runs
-/// @param[in] stream stream the kernel is queued on
+/// @param[in] stage which kernel runs (kBest: the one ChooseStage picks)
+/// @param[in] stream stream the kernels are queued on
+/// @param[in] workspace scratch for split-K (16-byte aligned; not used concurrently by another
+///            call)
 template <typename T>
 void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage,
-            cudaStream_t stream);
+            cudaStream_t stream, Workspace workspace = {});
 
 }  // namespace optimized
 

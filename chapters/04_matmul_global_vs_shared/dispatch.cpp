@@ -1,0 +1,219 @@
+/**
+ * @file dispatch.cpp
+ * @brief The stage table, the shape rule behind Stage::kBest (ChooseStage, PlanSplitK), the
+ *        workspace size, and `ch04::optimized::Matmul`, which routes a call to its stage's
+ *        launcher. Host code only: the kernels live in one file per stage.
+ */
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "chapters/04_matmul_global_vs_shared/stages.hpp"
+#include "common/aligned_split.hpp"
+#include "common/cuda_check.hpp"
+#include "common/errors.hpp"
+
+namespace ch04::optimized {
+
+namespace {
+
+// global intensity = BM·BN / (2·(BM + BN)) flop/byte (a BM×BK and a BK×BN float tile feed
+// 2·BM·BN·BK flops); shared intensity = 2·outputs per thread / (4·(rows + cols)) flop/byte.
+const std::vector<StageInfo> kStages = {
+    {Stage::kTiled16, "tiled16", 16, 16, 16, 256, 4.0, 0.25, true,
+     "16x16 shared tiles, one output per thread (slides' kernel 2)"},
+    {Stage::kRegBlock, "regblock", 128, 128, 8, 256, 32.0, 2.0, false,
+     "128x128x8 block tile, 8x8 outputs per thread in registers"},
+    {Stage::kVectorized, "vectorized", 128, 128, 8, 256, 32.0, 2.0, false,
+     "16-byte loads, transposed+padded A tile, conflict-free float4 shared reads"},
+    {Stage::kDoubleBuffer, "doublebuffer", 128, 128, 8, 256, 32.0, 2.0, false,
+     "two shared buffers, next tile loaded during this one, one barrier per tile"},
+    {Stage::kWarpTile, "warptile", 128, 128, 8, 256, 32.0, 2.0, false,
+     "32x64 warp tiles, 2 blocks/SM (__launch_bounds__), grouped block order for L2"},
+    {Stage::kBigTile, "bigtile", 128, 128, 8, 128, 32.0, 2.67, false,
+     "16x8 outputs per thread in 64x64 warp tiles, 128 threads, 2 blocks/SM"},
+    {Stage::kBigTile256, "bigtile256", 128, 256, 8, 256, 42.7, 2.67, false,
+     "stage 6 with a 128x256 block of 8 warps, 1 block/SM (candidate)"},
+    {Stage::kSplitK, "splitk", 128, 128, 8, 256, 32.0, 2.0, false,
+     "tile of 64 or 128 from the shape, K split across blocks, ordered reduction"},
+    {Stage::kSkinny, "skinny", 8, 8, 256, 256, 2.0, 0.0, false,
+     "one 8x8 tile of C per block, K split over 256 threads, shuffle reduction"},
+};
+
+const StageInfo kBestInfo = {
+    Stage::kBest, "best", 0, 0, 0, 0, 0.0, 0.0, true, "the stage ChooseStage picks for the shape"};
+
+long long CeilDiv(long long a, long long b) { return (a + b - 1) / b; }
+
+/// Streaming multiprocessors of the current device.
+int SmCount() {
+  int device = 0;
+  int sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+/// Floats of workspace one split needs: M rows of N rounded up to a multiple of 4.
+std::size_t SliceFloats(int m, int n) { return static_cast<std::size_t>(m) * ((n + 3) / 4 * 4); }
+
+/// Units (one k-step of a full SM) a block spends outside its loop: prologue and epilogue.
+constexpr double kBlockOverhead = 24.0;
+/// Units the reduction launch costs before it reads anything.
+constexpr double kReduceLaunch = 24.0;
+/// Partial sums the reduction reads per unit.
+constexpr double kReduceFloatsPerUnit = 65536.0;
+/// Most splits PlanSplitK considers.
+constexpr int kMaxSplits = 256;
+
+}  // namespace
+
+const std::vector<StageInfo>& AllStages() { return kStages; }
+
+const StageInfo& Info(Stage stage) {
+  if (stage == Stage::kBest) return kBestInfo;
+  for (const auto& s : kStages) {
+    if (s.stage == stage) return s;
+  }
+  throw staged::UsageError("unknown stage");
+}
+
+Stage ParseStage(const std::string& word) {
+  if (word == "best") return Stage::kBest;
+  std::string names;
+  for (const auto& s : kStages) {
+    if (word == s.name) return s.stage;
+    names += std::string(s.name) + "|";
+  }
+  throw staged::UsageError("unknown kernel '" + word + "' (expected " + names + "best)");
+}
+
+bool TimedOnShape(Stage stage, int m, int n) {
+  return stage != Stage::kSkinny || std::min(m, n) <= 64;
+}
+
+Stage ChooseStage(int m, int n, int k, bool aligned, int sms) {
+  if (m == 0 || n == 0 || k == 0) return Stage::kDoubleBuffer;
+  const long long skinny_tiles = CeilDiv(m, 8) * CeilDiv(n, 8);
+  if (std::min(m, n) <= kSkinnyMaxSide && 4 * skinny_tiles >= sms) return Stage::kSkinny;
+  const long long tiles = CeilDiv(m, 128) * CeilDiv(n, 128);
+  if (tiles < sms) return Stage::kSplitK;
+  if (aligned && k >= kBigTileMinK) return Stage::kBigTile;
+  return Stage::kDoubleBuffer;
+}
+
+SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
+  struct Tile {
+    int m, n;
+  };
+  // Larger tiles first: on a tie they win (fewer, fuller blocks).
+  constexpr Tile kTiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}};
+  SplitPlan best;
+  best.cost = std::numeric_limits<double>::infinity();
+  const int top = static_cast<int>(
+      std::min<long long>({std::max(max_splits, 1), kMaxSplits, CeilDiv(std::max(k, 1), 8)}));
+  for (const Tile& t : kTiles) {
+    const long long tiles = CeilDiv(m, t.m) * CeilDiv(n, t.n);
+    const int threads = t.m * t.n / 64;
+    const long long slots = static_cast<long long>(std::max(sms, 1)) * (256 / threads);
+    for (int s = 1; s <= top; ++s) {
+      const int chunk = static_cast<int>(CeilDiv(CeilDiv(std::max(k, 1), s), 8) * 8);
+      const int splits = static_cast<int>(CeilDiv(std::max(k, 1), chunk));
+      if (splits != s) continue;  // the same plan as a smaller s
+      const long long waves = CeilDiv(tiles * splits, slots);
+      double cost = static_cast<double>(waves) * (chunk + kBlockOverhead);
+      if (splits > 1) {
+        cost +=
+            kReduceLaunch + static_cast<double>(splits) * SliceFloats(m, n) / kReduceFloatsPerUnit;
+      }
+      if (cost < best.cost) best = {t.m, t.n, splits, chunk, cost};
+    }
+  }
+  return best;
+}
+
+std::size_t WorkspaceBytes(int m, int n, int k, Stage stage) {
+  CheckDimensions(m, n, k);
+  if (m == 0 || n == 0 || k == 0) return 0;
+  const int sms = SmCount();
+  // The split decision does not depend on alignment (only bigtile against doublebuffer does).
+  if (stage == Stage::kBest) stage = ChooseStage(m, n, k, true, sms);
+  if (stage != Stage::kSplitK) return 0;
+  const SplitPlan plan = PlanSplitK(m, n, k, sms);
+  return plan.splits > 1 ? plan.splits * SliceFloats(m, n) * sizeof(float) : 0;
+}
+
+template <typename T>
+void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage,
+            cudaStream_t stream, Workspace workspace) {
+  CheckDimensions(m, n, k);
+  if constexpr (!std::is_same_v<T, float>) {
+    if (stage == Stage::kBest) stage = Stage::kTiled16;  // the only integer stage
+    if (stage != Stage::kTiled16) {
+      throw staged::UsageError(std::string("kernel '") + Info(stage).name +
+                               "' is float only; int32 runs tiled16");
+    }
+  }
+  if (workspace.data != nullptr && !staged::IsAligned16(workspace.data)) {
+    throw std::invalid_argument("ch04 workspace must be 16-byte aligned");
+  }
+  if (m == 0 || n == 0) return;
+  if (stage == Stage::kTiled16) {
+    detail::LaunchTiled16(d_a, d_b, d_c, m, n, k, stream);  // K == 0 writes zeros
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (k == 0) {  // an empty sum: C = 0, and no tile to load
+      CUDA_CHECK(cudaMemsetAsync(d_c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
+      return;
+    }
+    const detail::Problem p{d_a, d_b, d_c, m, n, k};
+    const int sms = SmCount();
+    if (stage == Stage::kBest) {
+      const detail::Alignment al = detail::AlignmentOf(p);
+      stage = ChooseStage(m, n, k, al.vec_a && al.vec_n, sms);
+    }
+    switch (stage) {
+      case Stage::kRegBlock:
+        detail::LaunchRegBlock(p, stream);
+        break;
+      case Stage::kVectorized:
+        detail::LaunchVectorized(p, stream);
+        break;
+      case Stage::kDoubleBuffer:
+      case Stage::kWarpTile:
+        detail::LaunchDoubleBuffer(p, stage == Stage::kWarpTile, stream);
+        break;
+      case Stage::kBigTile:
+      case Stage::kBigTile256:
+        detail::LaunchBigTile(p, stage == Stage::kBigTile256, stream);
+        break;
+      case Stage::kSplitK: {
+        // As many splits as the workspace holds (none without one).
+        const std::size_t fit =
+            workspace.data == nullptr ? 1 : workspace.bytes / sizeof(float) / SliceFloats(m, n);
+        const int max_splits = static_cast<int>(std::clamp<std::size_t>(fit, 1, kMaxSplits));
+        detail::LaunchSplitK(p, PlanSplitK(m, n, k, sms, max_splits), workspace.data, stream);
+        break;
+      }
+      case Stage::kSkinny:
+        detail::LaunchSkinny(p, stream);
+        break;
+      default:
+        throw staged::UsageError("unknown stage");
+    }
+  }
+}
+
+/// @cond
+template void Matmul<float>(const float*, const float*, float*, int, int, int, Stage, cudaStream_t,
+                            Workspace);
+template void Matmul<std::int32_t>(const std::int32_t*, const std::int32_t*, std::int32_t*, int,
+                                   int, int, Stage, cudaStream_t, Workspace);
+/// @endcond
+
+}  // namespace ch04::optimized

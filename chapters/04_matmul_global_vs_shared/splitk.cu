@@ -1,0 +1,98 @@
+/**
+ * @file splitk.cu
+ * @brief Stage 7, split-K: when a shape has too few 128×128 tiles to give every SM work, pick
+ *        the tile from the shape (64 or 128 on each side) and split K across blocks; each block
+ *        writes its partial product to a workspace slice, and a second kernel adds the slices
+ *        in a fixed order (the result does not depend on scheduling).
+ *
+ * Changes relative to stage 4 (doublebuffer.cu), whose kernel it launches:
+ * 1. The tile follows the shape (PlanSplitK in dispatch.cpp): 64 rows when M <= 64, 64 columns
+ *    when 64 fits N better, so a 64×4096 product does not compute 64 rows of padding.
+ * 2. grid.y = splits: block (x, y) multiplies tile x over K range y (a multiple of 8 long) and
+ *    stores its 8×8 outputs per thread into slice y of the workspace, whose rows are padded
+ *    to a multiple of 4 floats so every store is a float4.
+ * 3. SplitKReduceKernel sums the slices, split 0 first, and writes C.
+ * At 1024³ the 64 tiles of 128×128 leave 68 of 132 SMs idle; two splits of K = 512 give 128
+ * blocks. At 127×129×4099 three tiles of 128×64 times 86 splits of 48 give 258 blocks.
+ */
+#include <algorithm>
+
+#include "chapters/04_matmul_global_vs_shared/stages.hpp"
+#include "common/cuda_check.hpp"
+
+namespace ch04::optimized::detail {
+
+/// Threads per block of the reduction.
+constexpr int kReduceThreads = 256;
+
+/**
+ * @brief C = Σ_s slice_s for the M×ldw slices of partial sums: thread i adds the i-th float4 of
+ *        every slice, in the order s = 0, 1, ..., and stores the columns that lie inside C.
+ * @param[in] ws the slices, `splits` of them, @p slice floats apart, rows of @p ldw floats
+ * @param[in] splits number of slices (>= 2)
+ * @param[in] slice floats between consecutive slices (M·ldw)
+ * @param[in] m rows of C
+ * @param[in] n columns of C
+ * @param[in] ldw row length of a slice (N rounded up to a multiple of 4)
+ * @param[out] c M×N row-major
+ * @param[in] vec_c rows of C are 16-byte aligned (then ldw == N): one float4 store per thread
+ * @par Launch configuration
+ * 256 threads, a 1-D grid-stride loop over M·ldw/4 float4s. Reads 4·splits·M·ldw bytes, writes
+ * 4·M·N.
+ * @pre ws 16-byte aligned, slice % 4 == 0, ldw % 4 == 0; ws and c do not alias.
+ */
+__global__ void __launch_bounds__(kReduceThreads)
+    SplitKReduceKernel(const float* __restrict__ ws, int splits, std::size_t slice, int m, int n,
+                       int ldw, float* __restrict__ c, bool vec_c) {
+  const int vecs_per_row = ldw / 4;
+  const std::size_t total = static_cast<std::size_t>(m) * vecs_per_row;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t v = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < total;
+       v += stride) {
+    const int row = static_cast<int>(v / vecs_per_row);
+    const int col = static_cast<int>(v % vecs_per_row) * 4;
+    const float* src = ws + static_cast<std::size_t>(row) * ldw + col;
+    float4 sum = *reinterpret_cast<const float4*>(src);
+#pragma unroll 4
+    for (int s = 1; s < splits; ++s) {
+      // The loads of several slices are independent and overlap; the adds stay in order.
+      const float4 x = *reinterpret_cast<const float4*>(src + s * slice);
+      sum.x += x.x;
+      sum.y += x.y;
+      sum.z += x.z;
+      sum.w += x.w;
+    }
+    float* dst = c + static_cast<std::size_t>(row) * n + col;
+    if (vec_c) {
+      *reinterpret_cast<float4*>(dst) = sum;
+    } else {
+      const float e[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (col + j < n) dst[j] = e[j];  // the padding columns of the slices stay behind
+      }
+    }
+  }
+}
+
+void LaunchSplitK(const Problem& p, const SplitPlan& plan, float* workspace, cudaStream_t stream) {
+  if (plan.splits <= 1) {  // no split: the smaller tile alone, straight into C
+    const SplitOutput whole_k{1, p.k, p.c, p.n, p.n, 0, AlignmentOf(p).vec_n};
+    LaunchDoubleBufferTiles(p, plan.tile_m, plan.tile_n, whole_k, stream);
+    return;
+  }
+  const int ldw = (p.n + 3) / 4 * 4;
+  const std::size_t slice = static_cast<std::size_t>(p.m) * ldw;
+  // Slices get every column up to ldw (the padding columns hold zeros from zero-filled B), so
+  // the reduction reads only initialised memory.
+  const SplitOutput partial{plan.splits, plan.k_chunk, workspace, ldw, ldw, slice, true};
+  LaunchDoubleBufferTiles(p, plan.tile_m, plan.tile_n, partial, stream);
+  const std::size_t vectors = slice / 4;
+  const unsigned blocks = static_cast<unsigned>(
+      std::min<std::size_t>((vectors + kReduceThreads - 1) / kReduceThreads, 1u << 20));
+  SplitKReduceKernel<<<blocks, kReduceThreads, 0, stream>>>(workspace, plan.splits, slice, p.m, p.n,
+                                                            ldw, p.c, AlignmentOf(p).vec_n);
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+}  // namespace ch04::optimized::detail

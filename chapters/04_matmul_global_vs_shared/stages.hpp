@@ -1,0 +1,137 @@
+/**
+ * @file stages.hpp
+ * @brief Internal to chapter 04: one launcher per optimisation stage (each in its own file),
+ *        the alignment facts they share, and the dispatch that turns those facts into kernel
+ *        template arguments. `dispatch.cpp` calls these; nothing outside the chapter does.
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "common/aligned_split.hpp"
+
+namespace ch04::optimized::detail {
+
+/// One float product: operands, output and shape (M, N >= 1 and K >= 1 when launched).
+struct Problem {
+  const float* a;  ///< device A, M×K row-major
+  const float* b;  ///< device B, K×N row-major
+  float* c;        ///< device C, M×N row-major
+  int m;           ///< rows of A and C
+  int n;           ///< columns of B and C
+  int k;           ///< columns of A, rows of B
+};
+
+/// Which operands may be read and written with 16-byte accesses.
+struct Alignment {
+  bool vec_a;  ///< rows of A are 16-byte aligned: K % 4 == 0 and A aligned
+  bool vec_n;  ///< rows of B and C are 16-byte aligned: N % 4 == 0, B and C aligned
+};
+
+/// The alignment of @p p's rows.
+/// @param[in] p the product
+inline Alignment AlignmentOf(const Problem& p) {
+  return {p.k % 4 == 0 && staged::IsAligned16(p.a),
+          p.n % 4 == 0 && staged::IsAligned16(p.b) && staged::IsAligned16(p.c)};
+}
+
+/**
+ * @brief Calls @p launch with the template flags (kVecA, kVecN, kChecked) that fit the shape:
+ *        unchecked only when every tile is whole, 16-byte paths only for aligned rows.
+ *
+ * With @p kMixed false only three instances exist (both operands vectorised with or without
+ * checks, or both scalar): a kernel that is rarely unaligned on one side only does not need
+ * the other two, which saves their compile time.
+ * @tparam kMixed whether instances with one vectorised operand exist
+ * @param[in] al the alignment of the rows
+ * @param[in] whole M, N multiples of the block tile and K of its depth
+ * @param[in] launch generic callable taking three std::integral_constant<bool, ...>
+ */
+template <bool kMixed, typename Launch>
+void DispatchShape(const Alignment& al, bool whole, Launch&& launch) {
+  using T = std::true_type;
+  using F = std::false_type;
+  if (al.vec_a && al.vec_n && whole) {
+    launch(T{}, T{}, F{});
+  } else if (al.vec_a && al.vec_n) {
+    launch(T{}, T{}, T{});
+  } else if constexpr (kMixed) {
+    if (al.vec_a) {
+      launch(T{}, F{}, T{});
+    } else if (al.vec_n) {
+      launch(F{}, T{}, T{});
+    } else {
+      launch(F{}, F{}, T{});
+    }
+  } else {
+    launch(F{}, F{}, T{});
+  }
+}
+
+/// Stage 1 (optimized.cu): 16×16 shared tiles; float and int32_t.
+/// @tparam T float or int32_t
+/// @param[in] a device A
+/// @param[in] b device B
+/// @param[out] c device C
+/// @param[in] m rows of C
+/// @param[in] n columns of C
+/// @param[in] k inner dimension (0 writes zeros)
+/// @param[in] stream the stream
+template <typename T>
+void LaunchTiled16(const T* a, const T* b, T* c, int m, int n, int k, cudaStream_t stream);
+
+/// Stage 2 (regblock.cu). @param[in] p the product @param[in] stream the stream
+void LaunchRegBlock(const Problem& p, cudaStream_t stream);
+
+/// Stage 3 (vectorized.cu). @param[in] p the product @param[in] stream the stream
+void LaunchVectorized(const Problem& p, cudaStream_t stream);
+
+/// Stages 4 and 5 (doublebuffer.cu).
+/// @param[in] p the product
+/// @param[in] warp_tiling false: stage 4; true: stage 5
+/// @param[in] stream the stream
+void LaunchDoubleBuffer(const Problem& p, bool warp_tiling, cudaStream_t stream);
+
+/// Where the double-buffered kernel writes and which part of K each block sums (split-K).
+struct SplitOutput {
+  int splits;         ///< blocks along K (grid.y)
+  int k_chunk;        ///< K per split, a multiple of kBk
+  float* out;         ///< C, or the workspace of partial sums
+  int ldo;            ///< leading dimension of out
+  int n_out;          ///< columns of out that may be written
+  std::size_t slice;  ///< elements between the partial sums of consecutive splits
+  bool vec_out;       ///< rows of out are 16-byte aligned
+};
+
+/// The double-buffered kernel with any of the split-K tiles (doublebuffer.cu).
+/// @param[in] p the product
+/// @param[in] tile_m rows per block: 64 or 128
+/// @param[in] tile_n columns per block: 64 or 128
+/// @param[in] out splits and where each writes
+/// @param[in] stream the stream
+void LaunchDoubleBufferTiles(const Problem& p, int tile_m, int tile_n, const SplitOutput& out,
+                             cudaStream_t stream);
+
+/// Stage 6 (bigtile.cu).
+/// @param[in] p the product
+/// @param[in] wide false: 128×128 blocks of 128 threads; true: 128×256 blocks of 256 threads
+/// @param[in] stream the stream
+void LaunchBigTile(const Problem& p, bool wide, cudaStream_t stream);
+
+/// Stage 7 (splitk.cu): the plan's tiles and splits, then the ordered reduction.
+/// @param[in] p the product
+/// @param[in] plan tile and splits (splits > 1 needs the workspace)
+/// @param[in] workspace plan.splits · M · roundup(N, 4) floats, 16-byte aligned (or null when
+///            plan.splits == 1)
+/// @param[in] stream the stream
+void LaunchSplitK(const Problem& p, const SplitPlan& plan, float* workspace, cudaStream_t stream);
+
+/// Stage 8 (skinny.cu). @param[in] p the product @param[in] stream the stream
+void LaunchSkinny(const Problem& p, cudaStream_t stream);
+
+}  // namespace ch04::optimized::detail
