@@ -336,7 +336,7 @@ INSTANTIATE_TEST_SUITE_P(Ch02, ScanWrap,
 
 // Runs 2^28 + 1 elements in place, from an offset that gives the 16-byte path a lead of one:
 // every word is 0x01010101 (set by cudaMemset, no host copy), so out[i] = i * 0x01010101
-// modulo 2^32, and the words on either side must keep their value. About 1 s on an H200.
+// modulo 2^32, and the words on either side must keep their value.
 TEST(ScanLargest, LookbackInPlaceAt2To28Plus1) {
   STAGED_REQUIRE_GPU();
   constexpr std::size_t kN = (std::size_t{1} << 28) + 1;
