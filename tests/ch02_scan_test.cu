@@ -140,6 +140,8 @@ const char* StageName(Stage s) {
   }
   return "?";
 }
+void PrintTo(Stage s, std::ostream* os) { *os << StageName(s); }
+
 // Whether the stage may scan in place (the naive ping-pong and CUB's ExclusiveSum are not
 // documented to).
 bool InPlaceAllowed(Stage s) { return s == Stage::kBlelloch || s == Stage::kLookback; }
