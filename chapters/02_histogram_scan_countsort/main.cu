@@ -15,6 +15,7 @@
  * measured read bandwidth), sorts 2n bytes and scans 8n bytes (against the copy bandwidth).
  */
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -178,6 +179,10 @@ int Run(int argc, char** argv) {
   const bool sort_rows = !scan_only;
   const bool scan_rows = with_scan || scan_only;
 
+  if (kIsOptimized && n > static_cast<std::size_t>(INT_MAX)) {
+    std::cerr << "note: n > INT_MAX: the CUB scan and radix sort rows run with a 64-bit item "
+                 "count (64-bit offsets)\n";
+  }
   std::vector<SortStage> sorts;
   if (sort_rows) sorts = SortStages(n, skip_naive);
   std::vector<ScanStage> scans;
