@@ -16,6 +16,7 @@
 #include <map>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -565,7 +566,7 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Shape{1, 1, 1}, Shape{17, 33, 9}, Shape{64, 64, 64},
                                          Shape{127, 127, 127}, Shape{128, 128, 128},
                                          Shape{129, 129, 129}, Shape{1000, 1, 1000},
-                                         Shape{513, 257, 1025}, Shape{1024, 1024, 1024})),
+                                         Shape{513, 257, 1025}, Shape{1024, 1024, 64})),
     [](const auto& info) { return ParamName(info.param); });
 
 class Ch04Edges : public staged::testing::GpuTestWithParam<Variant> {};
@@ -605,6 +606,61 @@ TEST_P(Ch04Edges, MisalignedPointersTakeTheScalarPath) {
 
 INSTANTIATE_TEST_SUITE_P(All, Ch04Edges, ::testing::ValuesIn(FloatVariants()),
                          [](const auto& info) { return info.param.name; });
+
+/// Split-K with a workspace for exactly `slices` partial products (0: none at all).
+struct SplitCase {
+  Shape shape;
+  int slices;
+};
+
+void PrintTo(const SplitCase& c, std::ostream* os) {
+  *os << ShapeName(c.shape) << " with " << c.slices << " slices";
+}
+
+class Ch04SplitK : public staged::testing::GpuTestWithParam<SplitCase> {};
+
+TEST_P(Ch04SplitK, AnyWorkspaceGivesTheProduct) {
+  // A smaller workspace caps the splits (none without one): K ranges of every length, last
+  // ranges shorter than the rest, single-tile ranges, odd K on the scalar path.
+  const SplitCase& c = GetParam();
+  const Shape& s = c.shape;
+  const Reference& r = CpuReference(s);
+  staged::DeviceBuffer<float> a(r.a), b(r.b), out(Elements(s.m, s.n));
+  const std::size_t slice = Elements(s.m, (s.n + 3) / 4 * 4);
+  staged::DeviceBuffer<float> ws(c.slices * slice);
+  out.FillBytes(0xFF);
+  optimized::Matmul(a.data(), b.data(), out.data(), s.m, s.n, s.k, optimized::Stage::kSplitK,
+                    nullptr, {ws.data(), ws.bytes()});
+  const std::vector<float> host = out.ToHost();
+  const staged::VerifyReport rep =
+      CompareProduct(r.c.data(), host.data(), r.abs_product.data(), host.size(), s.k);
+  EXPECT_TRUE(rep.ok) << ShapeName(s) << " with " << c.slices << " slices: " << rep.Summary();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Caps, Ch04SplitK,
+    ::testing::Values(SplitCase{{64, 64, 1000}, 0}, SplitCase{{64, 64, 1000}, 1},
+                      SplitCase{{64, 64, 1000}, 2}, SplitCase{{64, 64, 1000}, 3},
+                      SplitCase{{64, 64, 1000}, 7}, SplitCase{{64, 64, 1000}, 125},
+                      SplitCase{{65, 63, 1001}, 5}, SplitCase{{65, 63, 1001}, 200},
+                      SplitCase{{128, 128, 9}, 2}, SplitCase{{130, 130, 17}, 3}),
+    [](const auto& info) {
+      return ShapeName(info.param.shape) + "_" + std::to_string(info.param.slices);
+    });
+
+class Ch04Workspace : public staged::testing::GpuTest {};
+
+TEST_F(Ch04Workspace, OnlySplitKNeedsOneAndItMustBeAligned) {
+  EXPECT_GT(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kSplitK), 0u);
+  EXPECT_GT(optimized::WorkspaceBytes(127, 129, 4099), 0u);  // best = split-K here
+  EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4096), 0u);
+  EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kBigTile), 0u);
+  EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 0, optimized::Stage::kSplitK), 0u);
+  staged::DeviceBuffer<float> a(64 * 64), b(64 * 64), c(64 * 64), ws(4096);
+  EXPECT_THROW(optimized::Matmul(a.data(), b.data(), c.data(), 64, 64, 64,
+                                 optimized::Stage::kSplitK, nullptr, {ws.data() + 1, 1024}),
+               std::invalid_argument);
+}
 
 class Ch04IntStages : public staged::testing::GpuTest {};
 
