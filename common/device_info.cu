@@ -53,28 +53,33 @@ __global__ void PeakFmaKernel(float seed, float* sink) {
 }
 
 /**
- * @brief Read-bandwidth probe: the grid streams through @p in with 16-byte loads, kReadUnroll
- *        in flight per thread, and folds them with XOR; the fold is stored only if it equals an
- *        impossible value, so the loads cannot be removed and nothing is written.
+ * @brief Read-bandwidth probe: each block streams through consecutive chunks of
+ *        kReadBlock x kReadUnroll 16-byte words (grid-stride over chunks), every thread issuing
+ *        its kReadUnroll loads before using any, and folds them with XOR; the fold is stored
+ *        only if it equals an impossible value, so the loads cannot be removed and nothing is
+ *        written.
  * @par Launch configuration
  * Any grid of kReadBlock threads; use enough blocks to fill every SM.
  * @param[in] in @p vectors 16-byte words
  * @param[in] vectors number of words
  * @param[out] sink written only in the impossible case
  */
-__global__ void PeakReadKernel(const uint4* __restrict__ in, std::size_t vectors, unsigned* sink) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kReadBlock;
-  std::size_t i = static_cast<std::size_t>(blockIdx.x) * kReadBlock + threadIdx.x;
+__global__ void __launch_bounds__(kReadBlock)
+    PeakReadKernel(const uint4* __restrict__ in, std::size_t vectors, unsigned* sink) {
+  constexpr std::size_t kChunk = static_cast<std::size_t>(kReadBlock) * kReadUnroll;
   unsigned acc = 0;
-  for (; i + (kReadUnroll - 1) * stride < vectors; i += kReadUnroll * stride) {
+  std::size_t c = static_cast<std::size_t>(blockIdx.x) * kChunk;
+  for (; c + kChunk <= vectors; c += static_cast<std::size_t>(gridDim.x) * kChunk) {
     uint4 v[kReadUnroll];
+    // Load u of thread t reads word c + u * kReadBlock + t: each load instruction is coalesced,
+    // and a block's kReadUnroll loads cover one contiguous chunk (DRAM page locality).
 #pragma unroll
-    for (int u = 0; u < kReadUnroll; ++u) v[u] = __ldcs(in + i + u * stride);
+    for (int u = 0; u < kReadUnroll; ++u) v[u] = __ldg(in + c + u * kReadBlock + threadIdx.x);
 #pragma unroll
     for (int u = 0; u < kReadUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   }
-  for (; i < vectors; i += stride) {
-    const uint4 v = __ldcs(in + i);
+  for (std::size_t i = c + threadIdx.x; i < vectors && c < vectors; i += kReadBlock) {
+    const uint4 v = __ldg(in + i);  // the last, partial chunk (only one block has one)
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0x9E3779B9u) *sink = acc;  // the buffer holds equal words: the XOR fold is 0
@@ -104,7 +109,9 @@ double MeasureCopyGbps(const DeviceInfo& info) {
 }
 
 double MeasureReadGbps(const DeviceInfo& info) {
-  const std::size_t bytes = ProbeBytes(info);
+  // One buffer only, so up to 1 GiB (a quarter of free memory at most): a long, launch-free read.
+  const std::size_t bytes =
+      std::min<std::size_t>(std::size_t{1} << 30, info.free_bytes / 4) & ~std::size_t{255};
   if (bytes == 0) return 0.0;
   DeviceBuffer<unsigned char> src(bytes);
   DeviceBuffer<unsigned> sink(1);

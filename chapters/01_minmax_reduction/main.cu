@@ -234,7 +234,7 @@ int RunCrossover(const staged::RunContext& ctx, const ChapterOptions& copt) {
     const staged::VerifyReport check = ComparePair(ref, h_result[0]);
     if (!check.ok) std::cerr << "optimized (n = " << n << "): " << check.Summary() << "\n";
     const staged::Verified verified = check.ok ? staged::Verified::kYes : staged::Verified::kNo;
-    // Kernel only: the memset and the kernel queued behind the gate, GPU time.
+    // Kernel only: the counter reset and the kernel queued behind the gate, GPU time.
     const staged::TimingStats t_kernel = staged::TimeGpu(
         staged::TimingOptions{opt.warmup, opt.reps, FlushL2(copt.flush, n * sizeof(T), ctx.device)},
         [&](cudaStream_t s) {

@@ -15,10 +15,14 @@
  * 5. One kernel instead of one per pass: the *last block done* pattern (seed 004's slides):
  *    each block writes its partial, `__threadfence()`, takes a ticket with `atomicAdd`; the
  *    block that draws the last ticket folds the partials and writes the result. The ticket
- *    counter lives in the caller's scratch and is zeroed by a 4-byte `cudaMemsetAsync` queued
- *    just before the kernel on the same stream, so every call starts from a known counter
- *    whatever the scratch held, and calls on other streams, from other host threads or from
- *    graph replays each count in their own scratch (nothing is shared between calls).
+ *    counter lives in the caller's scratch and is zeroed just before the kernel on the same
+ *    stream, so every call starts from a known counter whatever the scratch held, and calls on
+ *    other streams, from other host threads or from graph replays each count in their own
+ *    scratch (nothing is shared between calls).
+ * 6. The counter's reset costs no time on the critical path: a one-thread kernel zeroes it and,
+ *    as its first instruction, lets the main kernel launch (programmatic dependent launch,
+ *    Hopper and later); the main kernel waits for the reset only where it takes its ticket,
+ *    after it has read and reduced its share of the input.
  */
 #include <cuda_runtime.h>
 
@@ -82,9 +86,9 @@ __device__ __forceinline__ void Fold(T x, KeyOf<T>& kmin, KeyOf<T>& kmax) {
 /// @par Launch configuration
 /// `staged::ResidentGrid` blocks (as many as fit on the GPU at once, at most kMaxBlocksPerSm
 /// per SM and kMaxGridBlocks in all, never more than there are chunks) of kBlockSize threads.
-/// @pre blockDim.x == kBlockSize; gridDim.x <= kMaxGridBlocks; *tickets == 0 (the launcher's
-/// memset on the same stream); head, units, tail from `staged::SplitAt16` (with kElems == 1:
-/// head = tail = 0, units = n)
+/// @pre blockDim.x == kBlockSize; gridDim.x <= kMaxGridBlocks; *tickets == 0 once the previous
+/// grid of the stream (`ResetTicketKernel`) has finished; head, units, tail from
+/// `staged::SplitAt16` (with kElems == 1: head = tail = 0, units = n)
 /// @par Traffic
 /// n * sizeof(T) bytes read once; 2 keys per block written and read back by the last block.
 template <typename T, int kElems, int kLoads>
@@ -141,8 +145,13 @@ __global__ void __launch_bounds__(kBlockSize)
     partial_max[blockIdx.x] = kmax;
     // Make the partial visible device-wide before the ticket says it is there.
     __threadfence();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Change 6: this grid may have started before the reset grid finished; wait for it (and
+    // for its write of 0 to be visible) here, the first use of the counter.
+    cudaGridDependencySynchronize();
+#endif
     // Tickets 0 .. gridDim.x - 1, one per block: whoever draws the last one knows that every
-    // other block has fenced its partial. The counter started at 0 (the launcher's memset).
+    // other block has fenced its partial. The counter started at 0 (ResetTicketKernel).
     const unsigned int ticket = atomicAdd(tickets, 1u);
     s_is_last = ticket == gridDim.x - 1;
   }
@@ -162,6 +171,20 @@ __global__ void __launch_bounds__(kBlockSize)
   }
   BlockMinMax<T, kBlockSize>(kmin, kmax, s_min, s_max);
   if (threadIdx.x == 0) *result = PairFromKeys<T>(kmin, kmax);
+}
+
+/// @brief Zeroes the finishing counter of one call (change 6). Its first instruction allows the
+///        next grid of the stream, the main kernel, to launch at once; that grid waits for this
+///        one to complete only where it takes its ticket.
+/// @par Launch configuration
+/// <<<1, 1>>> on the call's stream, immediately before `MinMaxSinglePassKernel` (launched with
+/// programmatic stream serialization).
+/// @param[out] tickets the counter
+__global__ void ResetTicketKernel(unsigned int* tickets) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  cudaTriggerProgrammaticLaunchCompletion();
+#endif
+  *tickets = 0;
 }
 
 namespace {
@@ -205,13 +228,25 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
                            static_cast<std::size_t>(kBlockSize) * kLoads, kMaxBlocksPerSm),
       kMaxGridBlocks);
   const Scratch<T> scratch = CarveScratch<T>(d_temp);
-  // The counter starts at 0 for this call whatever the scratch held: the memset is ordered
-  // before the kernel by the stream, and a captured graph replays both in that order.
-  CUDA_CHECK(cudaMemsetAsync(scratch.tickets, 0, sizeof(unsigned int), stream));
-  kernel<<<blocks, kBlockSize, 0, stream>>>(d_in, split.head, split.vectors, split.tail,
-                                            scratch.partial_min, scratch.partial_max,
-                                            scratch.tickets, d_result);
+  // The counter starts at 0 for this call whatever the scratch held: the reset grid runs before
+  // the kernel takes a ticket (stream order plus cudaGridDependencySynchronize), and a captured
+  // graph replays both with the same dependency.
+  ResetTicketKernel<<<1, 1, 0, stream>>>(scratch.tickets);
   CUDA_CHECK_LAST_LAUNCH();
+  // Programmatic stream serialization: the kernel may launch as soon as the reset grid signals,
+  // so its loads overlap the reset instead of waiting behind a separate launch.
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kBlockSize);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const T*>(d_in), split.head,
+                                split.vectors, split.tail, scratch.partial_min, scratch.partial_max,
+                                scratch.tickets, d_result));
 }
 
 }  // namespace
