@@ -48,7 +48,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-COLUMNS = ("chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,throughput,unit,pct_peak,"
+COLUMNS = ("chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,reps,throughput,unit,pct_peak,"
            "speedup_cpu,speedup_naive,vs_library,verified").split(",")
 DIST_ORDER = ["uniform", "sorted", "reverse", "equal", "few", "skewed"]
 
@@ -160,16 +160,21 @@ def line_styles(variants):
 class Plotter:
     """Owns matplotlib and the output folder; one method per kind of figure."""
 
-    def __init__(self, plt, out_dir, copy_gbps, fp32_gflops):
+    def __init__(self, plt, out_dir, copy_gbps, fp32_gflops, read_gbps=None):
         self.plt = plt
         self.out_dir = out_dir
         self.copy_gbps = copy_gbps
+        self.read_gbps = read_gbps
         self.fp32_gflops = fp32_gflops
         self.written = []
 
     def copy_peak(self):
         """The measured copy bandwidth as a `peaks` entry for GB/s plots."""
         return {"GB/s": (self.copy_gbps, "measured copy bandwidth")}
+
+    def read_peak(self):
+        """The measured read-only bandwidth, the ceiling of kernels that only read."""
+        return {"GB/s": (self.read_gbps, "measured read bandwidth")}
 
     def save(self, fig, chapter, what):
         path = self.out_dir / f"{chapter}_{what}.svg"
@@ -385,7 +390,7 @@ def plot_ch01(p, chapter, rows):
         sweep = [r for r in kind_rows if not r.variant.endswith(":crossover")]
         if sweep:
             p.throughput_vs_n(chapter, sweep, "bandwidth" + suffix,
-                              f"{chapter}: min and max{of}, bytes read once", p.copy_peak())
+                              f"{chapter}: min and max{of}, bytes read once", p.read_peak())
         if crossover:
             p.time_vs_n(chapter, crossover, "crossover" + suffix,
                         f"{chapter}: CPU against GPU{of} (kernel alone, and with the copies)",
@@ -399,8 +404,13 @@ def plot_ch02(p, chapter, rows):
               "sort": "counting sort of n bytes (2n bytes moved)", "scan": "scan"}
     for kind in ("histogram", "sort", "scan"):
         if kind in kinds:
-            p.throughput_vs_n(chapter, kinds[kind], kind, f"{chapter}: {titles[kind]}",
-                              p.copy_peak())
+            # The histogram only reads; the scan and the sort read and write.
+            peak = p.read_peak() if kind == "histogram" else p.copy_peak()
+            for dist, dist_rows in group(kinds[kind], lambda r: r.dist).items():
+                suffix = "" if dist in ("uniform", "-") else f"_{slug(dist)}"
+                of = "" if dist in ("uniform", "-") else f" ({dist} bytes)"
+                p.throughput_vs_n(chapter, dist_rows, kind + suffix,
+                                  f"{chapter}: {titles[kind]}{of}", peak)
 
 
 def plot_ch03(p, chapter, rows):
@@ -434,17 +444,32 @@ def plot_ch03(p, chapter, rows):
 SHAPE_RE = re.compile(r"(\d+)x(\d+)x(\d+)$")
 
 
+def is_square_float(r):
+    """A row of the square sweep: dist "float:NxNxN" (or, in older runs, a plain distribution)."""
+    m = SHAPE_RE.search(r.dist)
+    if not m:
+        return True
+    return r.dist.startswith("float:") and m.group(1) == m.group(2) == m.group(3)
+
+
 def plot_ch04(p, chapter, rows):
-    # Square float runs have a plain distribution; other runs name their type and M×N×K shape.
-    square = [r for r in rows if not SHAPE_RE.search(r.dist)]
+    # Every row names its type and M×N×K shape in `dist`: the square float runs draw the sweep,
+    # the other shapes (and the int32 runs) the bars.
+    square = [r for r in rows if is_square_float(r)]
+    for r in square:  # one series per variant across sizes, not one per "float:NxNxN"
+        r.dist = "float"
     if square:
         p.throughput_vs_n(chapter, square, "gflops", f"{chapter}: square matrices, n×n",
                           {"GFLOP/s": (p.fp32_gflops, "FP32 peak")})
-    shaped = [r for r in rows if SHAPE_RE.search(r.dist)]
+    # The shapes chart compares the default (`optimized`, the stage the shape rule picks) with
+    # cuBLAS, the slides' 16x16 tile and the naive kernel; the per-stage numbers are in the CSV.
+    keep = ("naive", "optimized:tiled16", "optimized", "library:cublas")
+    shaped = [r for r in rows if not is_square_float(r) and r.variant in keep]
     if shaped:
         groups = OrderedDict()
         for r in shaped:
-            name = r.dist.replace("uniform:", "").replace(":", "\n")
+            kind, _, shape = r.dist.rpartition(":")
+            name = shape.replace("x", "×", 1).replace("x", "\n×", 1) + f"\n{kind}"
             groups.setdefault(name, {}).setdefault(r.variant, r.throughput)
         p.bars(chapter, shaped, groups, "shapes", f"{chapter}: other shapes and types (M×N×K)",
                shaped[0].unit)
@@ -621,8 +646,9 @@ PLOTTERS = {"01": plot_ch01, "02": plot_ch02, "03": plot_ch03, "04": plot_ch04, 
 
 
 def select_csvs(results, wanted):
-    """The CSV files to plot: all of them, or those matching each requested chapter."""
-    available = sorted(results.glob("*.csv")) if results.is_dir() else []
+    """The CSV files to plot: all of them, or those matching each requested chapter (device.csv
+    holds the measured peaks, not benchmark rows)."""
+    available = sorted(p for p in results.glob("[0-9][0-9]_*.csv")) if results.is_dir() else []
     if not wanted:
         if not available:
             warn(f"no results in {results}; nothing to plot")
@@ -649,10 +675,23 @@ def main(argv):
     parser.add_argument("--copy-gbps", type=float, default=None,
                         help="measured device copy bandwidth in GB/s, drawn on GB/s plots "
                              "(0: none)")
+    parser.add_argument("--read-gbps", type=float, default=None,
+                        help="measured read-only bandwidth in GB/s, drawn on the plots of "
+                             "read-only kernels")
     parser.add_argument("--fp32-gflops", type=float, default=None,
                         help="FP32 peak in GFLOP/s, drawn on GFLOP/s plots")
     args = parser.parse_args(argv)
-    for flag in ("copy_gbps", "fp32_gflops"):
+    # Peaks not given on the command line come from <results>/device.csv (the GPU suite's
+    # staged_device_query row), so the lines on every plot are the ceilings of the same run.
+    device = args.results / "device.csv"
+    if device.exists():
+        with open(device, newline="", encoding="utf-8") as f:
+            peaks = next(csv.DictReader(f), {}) or {}
+        for flag, column in (("copy_gbps", "copy_gbps"), ("read_gbps", "read_gbps"),
+                             ("fp32_gflops", "fp32_gflops")):
+            if getattr(args, flag) is None and peaks.get(column):
+                setattr(args, flag, float(peaks[column]))
+    for flag in ("copy_gbps", "read_gbps", "fp32_gflops"):
         value = getattr(args, flag)
         if value is not None and not (value >= 0 and math.isfinite(value)):
             parser.error(f"--{flag.replace('_', '-')} must be a number >= 0")
@@ -674,7 +713,7 @@ def main(argv):
     plt.rcParams.update({"svg.hashsalt": "staged-kernels", "svg.fonttype": "none",
                          "font.size": 10, "axes.titlesize": 11})
     args.out.mkdir(parents=True, exist_ok=True)
-    plotter = Plotter(plt, args.out, args.copy_gbps, args.fp32_gflops)
+    plotter = Plotter(plt, args.out, args.copy_gbps, args.fp32_gflops, args.read_gbps)
     status = 0
     for path in csvs:
         chapter = path.stem
