@@ -9,6 +9,7 @@
 # Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
 #        a list also limits the build to those chapters and what they need; none = foundation)
 # Environment: ARCH (CUDA architectures, default 90), BUILD_DIR (default build-gpu),
+#              STAGED_CTEST_JOBS (parallel tests, default 8),
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
@@ -69,7 +70,7 @@ note "empty launch (timer)" "$(awk -F, 'NR == 2 { print $NF " us" }' "$out/resul
 # --- all tests -------------------------------------------------------------------------------
 if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
   t0=$(date +%s)
-  ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900 \
+  ctest --test-dir "$build" -j "${STAGED_CTEST_JOBS:-8}" --output-on-failure --timeout 900 \
         --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
   ctest_rc=$?
   python3 scripts/ctest_summary.py --build "$build" --junit "$out/logs/ctest.xml" \
