@@ -1,28 +1,39 @@
 /// @file ch03_mppsort_test.cu
-/// @brief Chapter 03 tests: bucket arithmetic and planning (host), each naive and optimized
-///        kernel alone against the CPU, and every variant end to end over sizes and
-///        distributions.
+/// @brief Chapter 03 tests: bucket arithmetic, planning and the CPU references (host); each
+///        naive and optimized kernel alone against the CPU; every variant end to end over sizes,
+///        distributions, extreme keys, offset pointers and adversarial inputs; concurrent sorts.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <ostream>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/steps.cuh"
 #include "common/device_buffer.hpp"
 #include "common/generate.hpp"
+#include "common/stream.hpp"
 #include "common/verify.hpp"
 #include "gpu_test.hpp"
 
 namespace ch03 {
 namespace {
 
+using optimized::BucketSorter;
 using staged::DeviceBuffer;
 using staged::Distribution;
 using staged::testing::kTestSeed;
+
+std::vector<std::uint32_t> Keys(std::size_t n, Distribution d) {
+  return staged::Generate<std::uint32_t>(n, d, kTestSeed);
+}
+
+/// The sorted keys: the CPU radix sort (O(n), itself checked against std::sort below).
+std::vector<std::uint32_t> Sorted(const std::vector<std::uint32_t>& v) { return cpu::RadixSort(v); }
 
 // ----------------------------------------------------------------------------- host tests
 
@@ -41,66 +52,74 @@ TEST(BucketMath, EqualMinMaxGivesBucketZero) {
 }
 
 TEST(BucketMath, ArithmeticBucketIsMonotoneAndInRange) {
-  const std::vector<std::uint32_t> keys =
-      staged::Generate<std::uint32_t>(20000, Distribution::kUniform, kTestSeed);
-  for (std::uint32_t h : {1u, 2u, 3u, 1199u, 2048u}) {
+  const std::vector<std::uint32_t> keys = Keys(20000, Distribution::kUniform);
+  for (std::uint32_t h : {1u, 2u, 3u, 64u, 1199u, 2048u}) {
     for (std::uint32_t i = 0; i + 1 < keys.size(); i += 2) {
       const std::uint32_t lo = std::min(keys[i], keys[i + 1]);
       const std::uint32_t hi = std::max(keys[i], keys[i + 1]);
       const std::uint64_t scale = BucketScale(lo, hi, h);
-      const std::uint32_t b_lo = ArithmeticBucket(lo, lo, scale);
-      const std::uint32_t b_hi = ArithmeticBucket(hi, lo, scale);
-      ASSERT_EQ(b_lo, 0u);
-      ASSERT_LT(b_hi, h) << "seed " << kTestSeed;
-      if (h >= 2 && hi > lo) ASSERT_GE(b_hi, 1u) << "the largest key must leave bucket 0";
+      ASSERT_EQ(ArithmeticBucket(lo, lo, scale), 0u);
+      ASSERT_LT(ArithmeticBucket(hi, lo, scale), h) << "seed " << kTestSeed;
+      if (h >= 2 && hi > lo) ASSERT_GE(ArithmeticBucket(hi, lo, scale), 1u) << "range must split";
     }
   }
 }
 
-TEST(Planning, BucketsFollowLength) {
-  for (std::uint32_t tile : {optimized::kTile, optimized::kSmallTile}) {
-    const std::uint32_t target = optimized::TargetBucketKeys(tile);
-    EXPECT_LT(target, tile);
-    EXPECT_EQ(optimized::BucketsFor(1, tile), 1u);
-    EXPECT_EQ(optimized::BucketsFor(target, tile), 1u);
-    EXPECT_EQ(optimized::BucketsFor(target + 1, tile), 2u);
-    EXPECT_EQ(optimized::BucketsFor(std::uint64_t{1} << 32, tile), optimized::kMaxBuckets);
+TEST(BucketMath, NarrowRangeGivesEveryValueItsOwnBucket) {
+  // R <= h: the multiplier is >= 2^32, so distinct keys land in distinct buckets (this is what
+  // ends the recursion on few distinct values).
+  for (std::uint32_t range : {2u, 3u, 64u}) {
+    const std::uint64_t scale = BucketScale(1000, 1000 + range - 1, 64);
+    for (std::uint32_t k = 1; k < range; ++k) {
+      EXPECT_GT(ArithmeticBucket(1000 + k, 1000, scale), ArithmeticBucket(999 + k, 1000, scale));
+    }
   }
 }
 
-TEST(Planning, LevelUsesSmallTileOnlyWhenEverySpanFits) {
-  const std::uint64_t fits =
-      std::uint64_t{optimized::kMaxBuckets} * optimized::kSmallTargetBucketKeys;
-  // The second level at 64M keys: 2048 spans of about 32K keys, 9 small buckets each.
-  const optimized::LevelPlan second = optimized::PlanLevel({{0, 32768}, {32768, 33000}});
-  EXPECT_EQ(second.tile, optimized::kSmallTile);
-  EXPECT_EQ(second.segments[0].buckets, 9u);
-  EXPECT_EQ(optimized::PlanLevel({{0, fits}}).tile, optimized::kSmallTile);
-  // 8M keys in one level need the large tile: 2048 small buckets would hold only 7.6M.
-  const optimized::LevelPlan one = optimized::PlanLevel({{0, 8u << 20}});
-  EXPECT_EQ(one.tile, optimized::kTile);
-  EXPECT_EQ(one.segments[0].buckets, 1199u);
-  EXPECT_EQ(optimized::PlanLevel({{0, 1000}, {1000, fits + 1}}).tile, optimized::kTile);
+TEST(Planning, FirstLevelPicksTheSmallestTileThatHoldsN) {
+  using optimized::PlanFirstLevel;
+  const auto radix = BucketSorter::kRadix, bitonic = BucketSorter::kBitonic;
+  EXPECT_EQ(PlanFirstLevel(1, radix).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(1, radix).buckets, 1u);
+  EXPECT_EQ(PlanFirstLevel(1u << 20, radix).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(1u << 20, radix).buckets, 284u);  // ceil(2^20 / 3700)
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).buckets, 1104u);
+  // 64M keys: 2048 buckets of the large tile's target hold them, in one level.
+  EXPECT_EQ(PlanFirstLevel(64u << 20, radix).tile.keys, 36864u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, radix).buckets, 1891u);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, radix).buckets, optimized::kMaxBuckets);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).buckets, 1199u);
+  const optimized::FirstLevelPlan p = PlanFirstLevel(100003, radix);
+  EXPECT_EQ(p.chunks, (100003 + optimized::kChunk - 1) / optimized::kChunk);
+  EXPECT_EQ(p.matrix, std::uint64_t{p.buckets} * p.chunks);
 }
 
-TEST(Planning, LevelBasesArePrefixSums) {
-  const optimized::LevelPlan plan =
-      optimized::PlanLevel({{0, 9000}, {20000, 100000}, {200000, 16384}});
-  ASSERT_EQ(plan.segments.size(), 3u);
-  std::uint32_t chunks = 0, buckets = 0;
-  std::uint64_t matrix = 0;
-  for (const optimized::Segment& s : plan.segments) {
-    EXPECT_EQ(s.chunk_base, chunks);
-    EXPECT_EQ(s.bucket_base, buckets);
-    EXPECT_EQ(s.matrix_base, matrix);
-    EXPECT_EQ(s.chunks, (s.len + optimized::kChunk - 1) / optimized::kChunk);
-    chunks += s.chunks;
-    buckets += s.buckets;
-    matrix += std::uint64_t{s.buckets} * s.chunks;
+TEST(Planning, TargetsLeaveRoomForPoissonSpread) {
+  for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+    int count = 0;
+    const optimized::TileShape* tiles = optimized::TilesOf(s, count);
+    for (int i = 0; i < count; ++i) {
+      const double spread = std::sqrt(static_cast<double>(tiles[i].target));
+      EXPECT_GE(tiles[i].keys, tiles[i].target + 6.5 * spread) << "tile " << tiles[i].keys;
+      if (i > 0) EXPECT_GT(tiles[i].keys, tiles[i - 1].keys);
+    }
+    EXPECT_EQ(optimized::DeeperTile(s).keys, tiles[count - 1].keys);
   }
-  EXPECT_EQ(plan.chunks, chunks);
-  EXPECT_EQ(plan.buckets, buckets);
-  EXPECT_EQ(plan.matrix, matrix);
+}
+
+TEST(Planning, CapacitiesCoverLevelZeroAndDeeperLevels) {
+  for (std::uint64_t n : {1ull, 4097ull, 1ull << 20, 64ull << 20, 0xFFFFFFFFull}) {
+    for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+      const std::uint64_t cap = optimized::MatrixCapacity(n, s);
+      EXPECT_GE(cap, optimized::PlanFirstLevel(n, s).matrix);
+      EXPECT_GE(cap, n / 8 + n / 32);
+      EXPECT_LT(cap, std::uint64_t{1} << 32) << "matrix offsets are 32-bit";
+      // Every span holds more keys than the smallest tile.
+      EXPECT_GE(optimized::SpanCapacity(n, s) * 4097, n);
+    }
+  }
 }
 
 TEST(CpuReference, RadixSortMatchesStdSort) {
@@ -138,11 +157,27 @@ TEST(CpuReference, NaiveRowsCoverInput) {
   }
 }
 
-// ----------------------------------------------------------------------- per-kernel tests
-
-std::vector<std::uint32_t> Keys(std::size_t n, Distribution d) {
-  return staged::Generate<std::uint32_t>(n, d, kTestSeed);
+TEST(Adversaries, ParseAndShape) {
+  for (Adversary a :
+       {Adversary::kNone, Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
+    EXPECT_EQ(ParseAdversary(AdversaryName(a)), a);
+  }
+  EXPECT_THROW(ParseAdversary("zipf"), staged::UsageError);
+  const std::size_t n = 100000;
+  const std::vector<std::uint32_t> powers = AdversarialKeys(n, Adversary::kPowers, kTestSeed);
+  for (std::uint32_t k : powers) ASSERT_EQ(k & (k - 1), 0u) << k << " is not 0 or 2^k";
+  EXPECT_GT(std::count(powers.begin(), powers.end(), 0u), 2000);
+  EXPECT_GT(std::count(powers.begin(), powers.end(), 0x80000000u), 2000);
+  const std::vector<std::uint32_t> spike = AdversarialKeys(n, Adversary::kSpike, kTestSeed);
+  EXPECT_GT(std::count(spike.begin(), spike.end(), 0x5EED1234u), 99700);
+  EXPECT_LT(std::count(spike.begin(), spike.end(), 0x5EED1234u), 100000);
+  const std::vector<std::uint32_t> outlier = AdversarialKeys(n, Adversary::kOutlier, kTestSeed);
+  EXPECT_EQ(std::count(outlier.begin(), outlier.end(), 0xFFFFFFFFu), 1);
+  for (std::uint32_t k : outlier) ASSERT_TRUE(k == 0xFFFFFFFFu || (k >= 1000 && k < 2024));
+  EXPECT_EQ(AdversarialKeys(n, Adversary::kSpike, kTestSeed), spike) << "not reproducible";
 }
+
+// ----------------------------------------------------------------------- naive kernels
 
 using NaiveKernels = staged::testing::GpuTest;
 
@@ -190,10 +225,7 @@ TEST_F(NaiveKernels, EveryStepMatchesCpu) {
           ASSERT_EQ(cpu::TableBucket(part[i], mm[0], mm[1], h), b) << "position " << i;
         }
       }
-      std::vector<std::uint32_t> a = part, b = keys;
-      std::sort(a.begin(), a.end());
-      std::sort(b.begin(), b.end());
-      EXPECT_EQ(a, b) << "partition is not a permutation";
+      EXPECT_EQ(Sorted(part), Sorted(keys)) << "partition is not a permutation";
 
       naive::SegmentedBitonicSort(ws.part.data(), d_out.data(), ws.shg.data(), h, n, nullptr);
       const std::vector<std::uint32_t> sorted = d_out.ToHost();
@@ -217,25 +249,33 @@ TEST_F(NaiveKernels, GlobalBitonicSortsOddLengths) {
   }
 }
 
-/// A one-segment level over @p n keys with its matrix computed on the device.
-struct OneLevel {
-  explicit OneLevel(const std::vector<std::uint32_t>& keys)
-      : plan(optimized::PlanLevel({optimized::Span{0, keys.size()}})),
-        d_in(keys),
-        segments(1),
-        minmax(1),
-        matrix(std::max<std::uint64_t>(plan.matrix, 1)) {
-    segments.CopyFromHost(plan.segments.data(), 1);
+// ------------------------------------------------------------------- optimized kernels
+
+/// A one-segment level (level 0) over @p keys with its records and matrix on the device.
+struct FirstLevel {
+  explicit FirstLevel(const std::vector<std::uint32_t>& keys, std::uint32_t buckets)
+      : d_in(keys), segment(1), state(1), matrix(std::max<std::size_t>(buckets * Chunks(keys), 1)) {
     const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
-    const ch01::MinMaxPair<std::uint32_t> mm{*lo, *hi};
-    minmax.CopyFromHost(&mm, 1);
-    optimized::Histogram(d_in.data(), segments.data(), 1, plan.chunks, minmax.data(), matrix.data(),
-                         nullptr);
+    seg.len = static_cast<std::uint32_t>(keys.size());
+    seg.range = {*lo, *hi};
+    seg.buckets = buckets;
+    seg.chunks = Chunks(keys);
+    st.num_segments = 1;
+    st.chunks = seg.chunks;
+    st.buckets = buckets;
+    st.matrix = buckets * seg.chunks;
+    segment.CopyFromHost(&seg, 1);
+    state.CopyFromHost(&st, 1);
   }
-  optimized::LevelPlan plan;
+  static std::uint32_t Chunks(const std::vector<std::uint32_t>& keys) {
+    return static_cast<std::uint32_t>((keys.size() + optimized::kChunk - 1) / optimized::kChunk);
+  }
+  optimized::Level level() { return {segment.data(), state.data(), false}; }
+  optimized::Segment seg;
+  optimized::LevelState st;
   DeviceBuffer<std::uint32_t> d_in;
-  DeviceBuffer<optimized::Segment> segments;
-  DeviceBuffer<ch01::MinMaxPair<std::uint32_t>> minmax;
+  DeviceBuffer<optimized::Segment> segment;
+  DeviceBuffer<optimized::LevelState> state;
   DeviceBuffer<std::uint32_t> matrix;
 };
 
@@ -243,22 +283,34 @@ using OptimizedKernels = staged::testing::GpuTest;
 
 TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
   for (std::size_t n : {1u, 1023u, 100003u, (1u << 20) + 7}) {
-    for (Distribution d : {Distribution::kUniform, Distribution::kSkewed, Distribution::kFew}) {
+    for (Distribution d : {Distribution::kUniform, Distribution::kSkewed, Distribution::kFew,
+                           Distribution::kEqual}) {
       SCOPED_TRACE("n " + std::to_string(n) + " " + staged::DistributionName(d) + " seed " +
                    std::to_string(kTestSeed));
       std::vector<std::uint32_t> keys = Keys(n, d);
-      if (n > 2) {
+      if (n > 2 && d != Distribution::kEqual) {
         keys[1] = 0;
         keys[2] = 0xFFFFFFFFu;
       }
-      OneLevel level(keys);
-      const optimized::Segment seg = level.plan.segments[0];
-      const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
-      const std::uint64_t scale = BucketScale(*lo, *hi, seg.buckets);
-      std::vector<std::uint32_t> want(level.plan.matrix, 0);
+      const std::uint32_t h = optimized::FirstLevelBuckets(n, 3700);
+      FirstLevel level(keys, h);
+      DeviceBuffer<std::uint32_t> part(n), out(n);
+      part.FillBytes(0xFF);
+      out.FillBytes(0xFF);
+      const optimized::Buffers b{level.d_in.data(), part.data(), out.data()};
+      const optimized::Segment& seg = level.seg;
+      if (seg.range.min == seg.range.max) {
+        // All equal: no histogram, the partition copies the keys to the output.
+        optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
+        EXPECT_EQ(out.ToHost(), keys);
+        continue;
+      }
+      optimized::Histogram(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
+      const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, h);
+      std::vector<std::uint32_t> want(std::uint64_t{h} * seg.chunks, 0);
       for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t b = ArithmeticBucket(keys[i], *lo, scale);
-        ++want[std::uint64_t{b} * seg.chunks + i / optimized::kChunk];
+        const std::uint32_t bk = ArithmeticBucket(keys[i], seg.range.min, scale);
+        ++want[std::uint64_t{bk} * seg.chunks + i / optimized::kChunk];
       }
       std::vector<std::uint32_t> got = level.matrix.ToHost();
       got.resize(want.size());
@@ -266,91 +318,236 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
 
       const std::vector<std::uint32_t> scanned = cpu::ExclusiveScan(want);
       level.matrix.CopyFromHost(scanned);
-      DeviceBuffer<std::uint32_t> part(n), out(n);
-      optimized::Partition(level.d_in.data(), level.segments.data(), 1, level.plan.chunks,
-                           level.minmax.data(), level.matrix.data(), part.data(), out.data(),
-                           nullptr);
-      // An all-equal segment (min == max, e.g. n = 1) is already sorted: Partition writes it
-      // straight to `out`, every other segment to `part`.
-      const std::vector<std::uint32_t> p = (*lo == *hi ? out : part).ToHost();
-      for (std::uint32_t b = 0; b < seg.buckets; ++b) {
-        const std::size_t begin = scanned[std::uint64_t{b} * seg.chunks];
-        const std::size_t end =
-            b + 1 < seg.buckets ? scanned[std::uint64_t{b + 1} * seg.chunks] : n;
+      optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
+      const std::vector<std::uint32_t> p = part.ToHost();
+      for (std::uint32_t bk = 0; bk < h; ++bk) {
+        const std::size_t begin = scanned[std::uint64_t{bk} * seg.chunks];
+        const std::size_t end = bk + 1 < h ? scanned[std::uint64_t{bk + 1} * seg.chunks] : n;
         for (std::size_t i = begin; i < end; ++i) {
-          ASSERT_EQ(ArithmeticBucket(p[i], *lo, scale), b) << "position " << i;
+          ASSERT_EQ(ArithmeticBucket(p[i], seg.range.min, scale), bk) << "position " << i;
         }
       }
-      std::vector<std::uint32_t> a = p, b = keys;
-      std::sort(a.begin(), a.end());
-      std::sort(b.begin(), b.end());
-      EXPECT_EQ(a, b) << "partition is not a permutation";
+      EXPECT_EQ(Sorted(p), Sorted(keys)) << "partition is not a permutation";
     }
   }
 }
 
-TEST_F(OptimizedKernels, BitonicSortsEachSegmentAndListsOversized) {
-  // One segment whose "buckets" have the lengths below (one chunk, so the scanned matrix is
-  // the exclusive scan of the lengths). With either tile, a bucket longer than the tile must be
-  // listed with its min and max, untouched (9000 for both, 4097 and 8192 for the small one);
-  // the 8500 equal keys exceed both but are final and copied to the output.
-  const std::vector<std::uint32_t> lens = {0,    1,    2,    511,  512, 513, 1000,
-                                           4096, 4097, 8192, 9000, 3,   8500};
+/// One on-chip sorter and tile, for the bucket-sort kernel tests.
+struct TileCase {
+  BucketSorter sorter;
+  std::uint32_t tile;
+};
+void PrintTo(const TileCase& c, std::ostream* os) {
+  *os << (c.sorter == BucketSorter::kRadix ? "radix" : "bitonic") << " tile " << c.tile;
+}
+std::string TileCaseName(const ::testing::TestParamInfo<TileCase>& info) {
+  return std::string(info.param.sorter == BucketSorter::kRadix ? "Radix" : "Bitonic") +
+         std::to_string(info.param.tile);
+}
+
+class SortBucketsKernel : public staged::testing::GpuTestWithParam<TileCase> {};
+
+TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
+  const auto [sorter, tile] = GetParam();
+  // One segment whose buckets have the lengths below (one chunk, so the scanned matrix is the
+  // exclusive scan of the lengths): empty, tiny, warp and tile boundaries, over the tile (listed
+  // with min and max), over kBlockMinMaxKeys (listed unreduced), and an all-equal oversized
+  // bucket (copied, final). Keys mix full-range, narrow-range (one radix pass) and extremes.
+  const std::vector<std::uint32_t> lens = {0,        1,   2,    31,       32,       33,
+                                           511,      512, 513,  1000,     tile - 1, tile,
+                                           tile + 1, 3,   5000, tile * 2, 270000,   tile + 77};
+  const std::size_t equal = lens.size() - 1, narrow = 14;
   const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
   std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
-  std::fill(keys.end() - 8500, keys.end(), 77u);
+  const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(lens);
+  for (std::uint32_t i = 0; i < lens[narrow]; ++i) keys[starts[narrow] + i] = 5000000u + i % 97;
+  std::fill(keys.end() - lens[equal], keys.end(), 77u);
+  keys[starts[10]] = 0;
+  keys[starts[10] + 1] = 0xFFFFFFFFu;
   optimized::Segment seg;
   seg.len = total;
+  seg.range = {0, 1};  // any min < max: the kernel only tests min == max
   seg.buckets = static_cast<std::uint32_t>(lens.size());
   seg.chunks = 1;
+  optimized::LevelState st;
+  st.num_segments = 1;
+  st.buckets = seg.buckets;
   DeviceBuffer<optimized::Segment> d_seg(1);
+  DeviceBuffer<optimized::LevelState> d_state(1);
   d_seg.CopyFromHost(&seg, 1);
-  const ch01::MinMaxPair<std::uint32_t> mm{0, 1};
-  DeviceBuffer<ch01::MinMaxPair<std::uint32_t>> d_mm(1);
-  d_mm.CopyFromHost(&mm, 1);
-  const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(lens);
-  const std::size_t equal = lens.size() - 1;
-  for (std::uint32_t tile : {optimized::kTile, optimized::kSmallTile}) {
-    SCOPED_TRACE("tile " + std::to_string(tile) + " seed " + std::to_string(kTestSeed));
-    DeviceBuffer<std::uint32_t> d_scan(starts), d_in(keys), d_out(total), d_count(1);
-    DeviceBuffer<optimized::Span> d_list(lens.size());
-    d_out.FillBytes(0);
-    d_count.FillBytes(0);
-    d_list.FillBytes(0);  // only `count` entries are written; the copy below reads them all
-    optimized::BitonicSortBuckets(d_in.data(), d_out.data(), d_seg.data(), 1, seg.buckets,
-                                  d_mm.data(), d_scan.data(), d_list.data(), d_count.data(), tile,
-                                  nullptr);
-    const std::vector<std::uint32_t> out = d_out.ToHost();
-    std::vector<optimized::Span> want_list;
-    for (std::size_t b = 0; b < lens.size(); ++b) {
-      if (lens[b] > tile && b != equal) {
-        const auto [lo, hi] =
-            std::minmax_element(keys.begin() + starts[b], keys.begin() + starts[b] + lens[b]);
-        want_list.push_back({starts[b], lens[b], *lo, *hi});
-        continue;
-      }
-      std::vector<std::uint32_t> want(keys.begin() + starts[b], keys.begin() + starts[b] + lens[b]);
-      std::sort(want.begin(), want.end());
-      EXPECT_TRUE(std::equal(want.begin(), want.end(), out.begin() + starts[b])) << "bucket " << b;
+  d_state.CopyFromHost(&st, 1);
+  DeviceBuffer<std::uint32_t> d_scan(starts), d_part(keys), d_out(total), d_count(1);
+  DeviceBuffer<optimized::Span> d_list(lens.size());
+  d_out.FillBytes(0);
+  d_count.FillBytes(0);
+  d_list.FillBytes(0);  // only `count` entries are written; the copy below reads them all
+  const optimized::Level lv{d_seg.data(), d_state.data(), false};
+  const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};  // level 0 sorts part -> out
+  const optimized::SpanList list{d_list.data(), d_count.data(),
+                                 static_cast<std::uint32_t>(lens.size())};
+  optimized::SortBuckets(lv, b, d_scan.data(), list, sorter, tile, seg.buckets, nullptr);
+  const std::vector<std::uint32_t> out = d_out.ToHost();
+  std::vector<optimized::Span> want_list;
+  for (std::size_t k = 0; k < lens.size(); ++k) {
+    const auto first = keys.begin() + starts[k], last = first + lens[k];
+    if (lens[k] > tile && k != equal) {
+      const auto [lo, hi] = std::minmax_element(first, last);
+      const bool reduced = lens[k] <= optimized::kBlockMinMaxKeys;
+      want_list.push_back(
+          {starts[k], lens[k],
+           reduced ? optimized::KeyRange{*lo, *hi} : optimized::KeyRange{0xFFFFFFFFu, 0}});
+      continue;
     }
-    const std::uint32_t count = d_count.ToHost()[0];
-    ASSERT_EQ(count, want_list.size());
-    std::vector<optimized::Span> list = d_list.ToHost();
-    list.resize(count);
-    std::sort(list.begin(), list.end(),
-              [](const optimized::Span& a, const optimized::Span& b) { return a.begin < b.begin; });
-    for (std::size_t i = 0; i < count; ++i) {
-      EXPECT_EQ(list[i].begin, want_list[i].begin);
-      EXPECT_EQ(list[i].len, want_list[i].len);
-      EXPECT_EQ(list[i].min, want_list[i].min);
-      EXPECT_EQ(list[i].max, want_list[i].max);
-    }
+    EXPECT_EQ(
+        std::vector<std::uint32_t>(out.begin() + starts[k], out.begin() + starts[k] + lens[k]),
+        Sorted(std::vector<std::uint32_t>(first, last)))
+        << "bucket " << k << " of " << lens[k] << " keys, seed " << kTestSeed;
   }
+  const std::uint32_t count = d_count.ToHost()[0];
+  ASSERT_EQ(count, want_list.size());
+  std::vector<optimized::Span> got = d_list.ToHost();
+  got.resize(count);
+  std::sort(got.begin(), got.end(), [](const auto& x, const auto& y) { return x.begin < y.begin; });
+  for (std::size_t i = 0; i < count; ++i) {
+    EXPECT_EQ(got[i].begin, want_list[i].begin);
+    EXPECT_EQ(got[i].len, want_list[i].len);
+    EXPECT_EQ(got[i].range.min, want_list[i].range.min) << "span at " << got[i].begin;
+    EXPECT_EQ(got[i].range.max, want_list[i].range.max) << "span at " << got[i].begin;
+  }
+  EXPECT_EQ(d_state.ToHost()[0].error, 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ch03, SortBucketsKernel,
+                         ::testing::Values(TileCase{BucketSorter::kRadix, 4096},
+                                           TileCase{BucketSorter::kRadix, 8192},
+                                           TileCase{BucketSorter::kRadix, 36864},
+                                           TileCase{BucketSorter::kBitonic, 4096},
+                                           TileCase{BucketSorter::kBitonic, 8192}),
+                         TileCaseName);
+
+TEST(Planning, SortBucketsRejectsUnknownTiles) {
+  const optimized::Level lv{nullptr, nullptr, false};
+  const optimized::Buffers b{nullptr, nullptr, nullptr};
+  EXPECT_THROW(
+      optimized::SortBuckets(lv, b, nullptr, {}, BucketSorter::kBitonic, 36864, 1, nullptr),
+      std::invalid_argument);
+}
+
+TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
+  // Spans as a level's sort step lists them (any order): reduced ones and an unreduced one.
+  const std::vector<optimized::Span> spans = {
+      {100, 40000, {5, 900}}, {50000, 300000, {0xFFFFFFFFu, 0}}, {400000, 4097, {7, 8}}};
+  DeviceBuffer<optimized::Span> d_spans(spans.size());
+  d_spans.CopyFromHost(spans);
+  DeviceBuffer<std::uint32_t> d_count(1);
+  const std::uint32_t n_spans = static_cast<std::uint32_t>(spans.size());
+  d_count.CopyFromHost(&n_spans, 1);
+  DeviceBuffer<optimized::Segment> d_segs(8);
+  DeviceBuffer<optimized::LevelState> d_state(1);
+  d_state.FillBytes(0);
+  optimized::PlanParams params;
+  params.target = 35500;
+  params.matrix_capacity = 1u << 20;
+  params.max_segments = 8;
+  params.first = true;
+  optimized::PlanLevel({d_spans.data(), d_count.data(), 8}, d_segs.data(), d_state.data(), params,
+                       nullptr);
+  const optimized::LevelState st = d_state.ToHost()[0];
+  const std::vector<optimized::Segment> segs = d_segs.ToHost();
+  EXPECT_EQ(st.level, 1u);
+  EXPECT_EQ(st.num_segments, 3u);
+  EXPECT_EQ(st.minmax_segments, 1u);
+  EXPECT_EQ(st.error, 0u);
+  EXPECT_EQ(d_count.ToHost()[0], 0u) << "the span list is emptied for the next level";
+  std::uint32_t chunks = 0, buckets = 0, matrix = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const optimized::Segment& s = segs[i];
+    EXPECT_EQ(s.begin, spans[i].begin);
+    EXPECT_EQ(s.len, spans[i].len);
+    EXPECT_EQ(s.needs_minmax, i == 1 ? 1u : 0u);
+    // Level 1: ceil(len / target), at least 2.
+    EXPECT_EQ(s.buckets, std::max<std::uint32_t>(2, (spans[i].len + 35499) / 35500));
+    EXPECT_EQ(s.chunks, (spans[i].len + optimized::kChunk - 1) / optimized::kChunk);
+    EXPECT_EQ(s.chunk_base, chunks);
+    EXPECT_EQ(s.bucket_base, buckets);
+    EXPECT_EQ(s.matrix_base, matrix);
+    chunks += s.chunks;
+    buckets += s.buckets;
+    matrix += s.buckets * s.chunks;
+  }
+  EXPECT_EQ(st.chunks, chunks);
+  EXPECT_EQ(st.buckets, buckets);
+  EXPECT_EQ(st.matrix, matrix);
+
+  // The next level from the same spans: at least kMinDeepBuckets buckets each.
+  d_count.CopyFromHost(&n_spans, 1);
+  params.first = false;
+  optimized::PlanLevel({d_spans.data(), d_count.data(), 8}, d_segs.data(), d_state.data(), params,
+                       nullptr);
+  EXPECT_EQ(d_state.ToHost()[0].level, 2u);
+  EXPECT_EQ(d_segs.ToHost()[2].buckets, optimized::kMinDeepBuckets);
+
+  // Past the last level, or over the matrix bound, nothing is planned and the error is set.
+  optimized::LevelState deep;
+  deep.level = optimized::kMaxLevels - 1;
+  d_state.CopyFromHost(&deep, 1);
+  d_count.CopyFromHost(&n_spans, 1);
+  optimized::PlanLevel({d_spans.data(), d_count.data(), 8}, d_segs.data(), d_state.data(), params,
+                       nullptr);
+  EXPECT_EQ(d_state.ToHost()[0].num_segments, 0u);
+  EXPECT_NE(d_state.ToHost()[0].error, 0u);
+  params.first = true;
+  params.matrix_capacity = 10;
+  d_count.CopyFromHost(&n_spans, 1);
+  optimized::PlanLevel({d_spans.data(), d_count.data(), 8}, d_segs.data(), d_state.data(), params,
+                       nullptr);
+  EXPECT_EQ(d_state.ToHost()[0].num_segments, 0u);
+  EXPECT_NE(d_state.ToHost()[0].error, 0u);
+}
+
+TEST_F(OptimizedKernels, SegmentMinMaxReducesOnlyMarkedSegments) {
+  const std::vector<std::uint32_t> keys = Keys(100003, Distribution::kUniform);
+  std::vector<optimized::Segment> segs(2);
+  segs[0].begin = 0;
+  segs[0].len = 40000;
+  segs[0].needs_minmax = 1;
+  segs[0].chunks = 3;
+  segs[1].begin = 40000;
+  segs[1].len = 60003;
+  segs[1].range = {1, 2};  // known: must stay untouched
+  segs[1].chunks = 4;
+  segs[1].chunk_base = 3;
+  optimized::LevelState st;
+  st.level = 1;  // level 1 reads `part`
+  st.num_segments = 2;
+  st.chunks = 7;
+  st.minmax_segments = 1;
+  DeviceBuffer<optimized::Segment> d_segs(2);
+  d_segs.CopyFromHost(segs);
+  DeviceBuffer<optimized::LevelState> d_state(1);
+  d_state.CopyFromHost(&st, 1);
+  DeviceBuffer<std::uint32_t> d_part(keys);
+  const optimized::Level lv{d_segs.data(), d_state.data(), true};
+  optimized::SegmentMinMax(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  std::vector<optimized::Segment> got = d_segs.ToHost();
+  const auto [lo, hi] = std::minmax_element(keys.begin(), keys.begin() + 40000);
+  EXPECT_EQ(got[0].range.min, *lo);
+  EXPECT_EQ(got[0].range.max, *hi);
+  EXPECT_EQ(got[1].range.min, 1u);
+  EXPECT_EQ(got[1].range.max, 2u);
+  // No marked segment: the kernel returns at once (the ranges stay as they are).
+  st.minmax_segments = 0;
+  d_state.CopyFromHost(&st, 1);
+  segs[0].range = {0xFFFFFFFFu, 0};
+  d_segs.CopyFromHost(segs);
+  optimized::SegmentMinMax(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  got = d_segs.ToHost();
+  EXPECT_EQ(got[0].range.min, 0xFFFFFFFFu);
 }
 
 // ---------------------------------------------------------------------- end-to-end tests
 
-enum class Variant { kNaive, kOptimized, kThrust, kCub };
+enum class Variant { kNaive, kOptimized, kOptimizedBitonic, kOptimizedHostLoop, kThrust, kCub };
 
 std::string VariantName(Variant v) {
   switch (v) {
@@ -358,6 +555,10 @@ std::string VariantName(Variant v) {
       return "Naive";
     case Variant::kOptimized:
       return "Optimized";
+    case Variant::kOptimizedBitonic:
+      return "OptBitonic";
+    case Variant::kOptimizedHostLoop:
+      return "OptHostLoop";
     case Variant::kThrust:
       return "Thrust";
     case Variant::kCub:
@@ -366,92 +567,174 @@ std::string VariantName(Variant v) {
   return "Unknown";
 }
 
-std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& keys,
-                                   int* levels = nullptr) {
-  const std::size_t n = keys.size();
-  DeviceBuffer<std::uint32_t> d_in(keys), d_out(n);
-  d_out.FillBytes(0xFF);
-  switch (v) {
-    case Variant::kNaive: {
-      naive::Workspace ws(n, naive::kDefaultBuckets);
-      naive::Sort(d_in.data(), d_out.data(), n, ws, nullptr);
-      break;
-    }
-    case Variant::kOptimized: {
-      optimized::Workspace ws(n);
-      optimized::Sort(d_in.data(), d_out.data(), n, ws, nullptr);
-      if (levels != nullptr) *levels = ws.levels;
-      break;
-    }
-    case Variant::kThrust: {
-      library::Workspace ws(n);
-      library::ThrustSort(d_in.data(), d_out.data(), n, ws, nullptr);
-      break;
-    }
-    case Variant::kCub: {
-      library::Workspace ws(n);
-      library::CubRadixSort(d_in.data(), d_out.data(), n, ws, nullptr);
-      break;
-    }
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  return d_out.ToHost();
+optimized::Options OptionsOf(Variant v) {
+  optimized::Options o;
+  if (v == Variant::kOptimizedBitonic) o.sorter = BucketSorter::kBitonic;
+  if (v == Variant::kOptimizedHostLoop) o.device_loop = false;
+  return o;
 }
 
-using SortCase = std::tuple<Variant, Distribution, std::size_t>;
+bool IsOptimized(Variant v) {
+  return v == Variant::kOptimized || v == Variant::kOptimizedBitonic ||
+         v == Variant::kOptimizedHostLoop;
+}
+
+/// Sorts @p keys with @p v (the input copied to the device at offset @p in_offset, the output
+/// written at @p out_offset) and returns the sorted keys; @p levels gets the optimized levels.
+std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& keys,
+                                   int* levels = nullptr, std::size_t in_offset = 0,
+                                   std::size_t out_offset = 0) {
+  const std::size_t n = keys.size();
+  std::vector<std::uint32_t> padded(in_offset, 0xABCDEF01u);
+  padded.insert(padded.end(), keys.begin(), keys.end());
+  DeviceBuffer<std::uint32_t> d_in(padded), d_out(n + out_offset);
+  d_out.FillBytes(0xFF);
+  const std::uint32_t* in = d_in.data() + in_offset;
+  std::uint32_t* out = d_out.data() + out_offset;
+  if (v == Variant::kNaive) {
+    naive::Workspace ws(n, naive::kDefaultBuckets);
+    naive::Sort(in, out, n, ws, nullptr);
+  } else if (IsOptimized(v)) {
+    optimized::Workspace ws(n, OptionsOf(v));
+    optimized::Sort(in, out, n, ws, nullptr);
+    const optimized::LevelState st = ws.ReadState(nullptr);
+    EXPECT_EQ(st.error, 0u) << "a level bound was exceeded";
+    if (levels != nullptr) *levels = n > 0 ? static_cast<int>(st.level) : 0;
+  } else if (v == Variant::kThrust) {
+    library::Workspace ws(n);
+    library::ThrustSort(in, out, n, ws, nullptr);
+  } else {
+    library::Workspace ws(n);
+    library::CubRadixSort(in, out, n, ws, nullptr);
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::uint32_t> got = d_out.ToHost();
+  return std::vector<std::uint32_t>(got.begin() + out_offset, got.end());
+}
+
+struct SortCase {
+  Variant variant;
+  Distribution dist;
+  std::size_t n;
+};
+void PrintTo(const SortCase& c, std::ostream* os) {
+  *os << VariantName(c.variant) << " " << staged::DistributionName(c.dist) << " n=" << c.n;
+}
+std::string SortCaseName(const ::testing::TestParamInfo<SortCase>& info) {
+  return VariantName(info.param.variant) + "_" + staged::DistributionName(info.param.dist) + "_N" +
+         std::to_string(info.param.n);
+}
+
+std::vector<SortCase> SortCases() {
+  std::vector<SortCase> cases;
+  // Sizes: empty, one, two, a prime, warp and tile boundaries (4096 and 36864 keys), a chunk and
+  // a bit, 2^20, and 8M + 5 (level 0 with the 8192-key tile). Variants other than the default
+  // optimized one run the smaller half.
+  const std::vector<std::size_t> sizes = {0,     1,     2,      1023,     4096,          4097,
+                                          16385, 36865, 100003, 1u << 20, (1u << 23) + 5};
+  for (Variant v : {Variant::kNaive, Variant::kOptimized, Variant::kOptimizedBitonic,
+                    Variant::kOptimizedHostLoop, Variant::kThrust, Variant::kCub}) {
+    for (Distribution d : staged::AllDistributions()) {
+      for (std::size_t n : sizes) {
+        const bool large = n > 100003;
+        if (large && v != Variant::kOptimized && v != Variant::kCub && v != Variant::kNaive) {
+          continue;
+        }
+        cases.push_back({v, d, n});
+      }
+    }
+  }
+  return cases;
+}
+
 class SortEndToEnd : public staged::testing::GpuTestWithParam<SortCase> {};
 
-TEST_P(SortEndToEnd, SortedPermutation) {
-  const auto [variant, dist, n] = GetParam();
-  std::vector<std::uint32_t> keys = Keys(n, dist);
-  const std::vector<std::uint32_t> out = RunSort(variant, keys);
-  const staged::VerifyReport r = staged::CheckSortedPermutation(keys.data(), n, out.data(), n);
+TEST_P(SortEndToEnd, MatchesStdSort) {
+  const SortCase c = GetParam();
+  const std::vector<std::uint32_t> keys = Keys(c.n, c.dist);
+  const std::vector<std::uint32_t> out = RunSort(c.variant, keys);
+  const std::vector<std::uint32_t> want = Sorted(keys);
+  const staged::VerifyReport r = staged::CompareExact(want.data(), out.data(), c.n);
   EXPECT_TRUE(r.ok) << r.Summary() << " seed " << kTestSeed;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllVariants, SortEndToEnd,
-    ::testing::Combine(::testing::Values(Variant::kNaive, Variant::kOptimized, Variant::kThrust,
-                                         Variant::kCub),
-                       ::testing::ValuesIn(staged::AllDistributions()),
-                       ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{2},
-                                         std::size_t{1023}, std::size_t{1025}, std::size_t{100003},
-                                         std::size_t{1} << 20, (std::size_t{1} << 23) + 5)),
-    [](const ::testing::TestParamInfo<SortCase>& info) {
-      return VariantName(std::get<0>(info.param)) +
-             staged::DistributionName(std::get<1>(info.param)) + "N" +
-             std::to_string(std::get<2>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Ch03, SortEndToEnd, ::testing::ValuesIn(SortCases()), SortCaseName);
 
-class SortSpecialKeys : public staged::testing::GpuTestWithParam<Variant> {};
+void PrintTo(Variant v, std::ostream* os) { *os << VariantName(v); }
 
-TEST_P(SortSpecialKeys, ExtremesAndZeros) {
+class SortVariant : public staged::testing::GpuTestWithParam<Variant> {};
+
+TEST_P(SortVariant, ExtremesAndZeros) {
   for (std::size_t n : {2u, 1025u, 300007u}) {
     std::vector<std::uint32_t> keys = Keys(n, Distribution::kFew);
     keys[0] = 0xFFFFFFFFu;
     keys[n - 1] = 0;
     for (std::size_t i = 1; i + 1 < n; i += 7) keys[i] = (i % 2) ? 0 : 0xFFFFFFFFu;
-    const std::vector<std::uint32_t> out = RunSort(GetParam(), keys);
-    const staged::VerifyReport r = staged::CheckSortedPermutation(keys.data(), n, out.data(), n);
-    EXPECT_TRUE(r.ok) << r.Summary() << " n " << n;
+    EXPECT_EQ(RunSort(GetParam(), keys), Sorted(keys)) << "n " << n;
   }
 }
 
-TEST_P(SortSpecialKeys, OnlyTwoValues) {
+TEST_P(SortVariant, OnlyTwoValues) {
   std::vector<std::uint32_t> keys(200000, 0);
   keys[12345] = 0xFFFFFFFFu;  // one bucket holds all but one key
-  const std::vector<std::uint32_t> out = RunSort(GetParam(), keys);
-  const staged::VerifyReport r =
-      staged::CheckSortedPermutation(keys.data(), keys.size(), out.data(), out.size());
-  EXPECT_TRUE(r.ok) << r.Summary();
+  EXPECT_EQ(RunSort(GetParam(), keys), Sorted(keys));
 }
 
-INSTANTIATE_TEST_SUITE_P(AllVariants, SortSpecialKeys,
-                         ::testing::Values(Variant::kNaive, Variant::kOptimized, Variant::kThrust,
-                                           Variant::kCub),
+TEST_P(SortVariant, OffsetPointers) {
+  // Input and output at addresses that are 4, 8 and 12 bytes past 16-byte alignment.
+  const std::vector<std::uint32_t> keys = Keys(100003, Distribution::kSkewed);
+  for (std::size_t in_off : {1u, 3u}) {
+    for (std::size_t out_off : {2u, 1u}) {
+      EXPECT_EQ(RunSort(GetParam(), keys, nullptr, in_off, out_off), Sorted(keys))
+          << "offsets " << in_off << " " << out_off;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ch03, SortVariant,
+                         ::testing::Values(Variant::kNaive, Variant::kOptimized,
+                                           Variant::kOptimizedBitonic, Variant::kOptimizedHostLoop,
+                                           Variant::kThrust, Variant::kCub),
                          [](const ::testing::TestParamInfo<Variant>& info) {
                            return VariantName(info.param);
                          });
+
+/// An adversarial input for the optimized variants.
+struct AdversaryCase {
+  Variant variant;
+  Adversary adversary;
+  std::size_t n;
+};
+void PrintTo(const AdversaryCase& c, std::ostream* os) {
+  *os << VariantName(c.variant) << " " << AdversaryName(c.adversary) << " n=" << c.n;
+}
+
+class SortAdversary : public staged::testing::GpuTestWithParam<AdversaryCase> {};
+
+TEST_P(SortAdversary, WithinLevelBound) {
+  const AdversaryCase c = GetParam();
+  const std::vector<std::uint32_t> keys = AdversarialKeys(c.n, c.adversary, kTestSeed);
+  int levels = 0;
+  EXPECT_EQ(RunSort(c.variant, keys, &levels), Sorted(keys)) << "seed " << kTestSeed;
+  EXPECT_GE(levels, 1);
+  EXPECT_LE(levels, static_cast<int>(optimized::kMaxLevels));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ch03, SortAdversary, ::testing::ValuesIn([] {
+      std::vector<AdversaryCase> cases;
+      for (Variant v :
+           {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedHostLoop}) {
+        for (Adversary a : {Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
+          for (std::size_t n : {33u * 3000u, 2u << 20}) cases.push_back({v, a, n});
+        }
+      }
+      return cases;
+    }()),
+    [](const ::testing::TestParamInfo<AdversaryCase>& info) {
+      return VariantName(info.param.variant) + "_" + AdversaryName(info.param.adversary) + "_N" +
+             std::to_string(info.param.n);
+    });
 
 using OversizedBuckets = staged::testing::GpuTest;
 
@@ -464,9 +747,7 @@ TEST_F(OversizedBuckets, ReBucketingSortsANarrowCluster) {
   keys[7] = 0;
   keys[8] = 0xFFFFFFFFu;
   int levels = 0;
-  const std::vector<std::uint32_t> out = RunSort(Variant::kOptimized, keys, &levels);
-  const staged::VerifyReport r = staged::CheckSortedPermutation(keys.data(), n, out.data(), n);
-  EXPECT_TRUE(r.ok) << r.Summary();
+  EXPECT_EQ(RunSort(Variant::kOptimized, keys, &levels), Sorted(keys));
   EXPECT_GE(levels, 2);
 }
 
@@ -475,10 +756,62 @@ TEST_F(OversizedBuckets, GeometricKeysConverge) {
   std::vector<std::uint32_t> keys(300000);
   for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = 1u << (i % 32);
   int levels = 0;
-  const std::vector<std::uint32_t> out = RunSort(Variant::kOptimized, keys, &levels);
-  const staged::VerifyReport r =
-      staged::CheckSortedPermutation(keys.data(), keys.size(), out.data(), out.size());
-  EXPECT_TRUE(r.ok) << r.Summary() << " levels " << levels;
+  EXPECT_EQ(RunSort(Variant::kOptimized, keys, &levels), Sorted(keys)) << "levels " << levels;
+}
+
+using OptimizedWorkspace = staged::testing::GpuTest;
+
+TEST_F(OptimizedWorkspace, ReusedAcrossSizesAndOutputs) {
+  // One workspace, sizes up and down (level 0 replanned) and two outputs (graph rebuilt); the
+  // skewed input needs deeper levels each time.
+  optimized::Workspace ws(1u << 20);
+  DeviceBuffer<std::uint32_t> out_a(3u << 20), out_b(3u << 20);
+  for (std::size_t n : {1u << 20, 5000u, 3u << 20, 1u << 20}) {
+    const std::vector<std::uint32_t> keys = Keys(n, Distribution::kSkewed);
+    DeviceBuffer<std::uint32_t> d_in(keys);
+    for (DeviceBuffer<std::uint32_t>* out : {&out_a, &out_b}) {
+      out->FillBytes(0xFF);
+      optimized::Sort(d_in.data(), out->data(), n, ws, nullptr);
+      std::vector<std::uint32_t> got = out->ToHost();
+      got.resize(n);
+      ASSERT_EQ(got, Sorted(keys)) << "n " << n;
+    }
+  }
+}
+
+TEST_F(OptimizedWorkspace, ConcurrentSortsOnTwoStreams) {
+  // Two sorts in flight at once, each with its own workspace, no synchronisation between their
+  // launches; one needs deeper levels (its graph loops while the other runs).
+  const std::vector<std::uint32_t> a = Keys(3000017, Distribution::kSkewed);
+  const std::vector<std::uint32_t> b = Keys(1u << 20, Distribution::kUniform);
+  staged::Stream s1, s2;
+  optimized::Workspace ws1(a.size()), ws2(b.size());
+  DeviceBuffer<std::uint32_t> in1(a), in2(b), out1(a.size()), out2(b.size());
+  for (int rep = 0; rep < 3; ++rep) {
+    out1.FillBytes(0xFF);
+    out2.FillBytes(0xFF);
+    optimized::Sort(in1.data(), out1.data(), a.size(), ws1, s1.get());
+    optimized::Sort(in2.data(), out2.data(), b.size(), ws2, s2.get());
+    s1.Synchronize();
+    s2.Synchronize();
+    ASSERT_EQ(out1.ToHost(), Sorted(a)) << "rep " << rep;
+    ASSERT_EQ(out2.ToHost(), Sorted(b)) << "rep " << rep;
+  }
+}
+
+TEST_F(OptimizedWorkspace, BackToBackSortsWithoutSynchronisation) {
+  // The timed loop's pattern: many sorts queued on one stream with no host wait in between.
+  const std::vector<std::uint32_t> keys = Keys(2000003, Distribution::kSkewed);
+  optimized::Workspace ws(keys.size());
+  DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
+  staged::Stream s;
+  optimized::Sort(in.data(), out.data(), keys.size(), ws, s.get());  // builds the graph
+  s.Synchronize();
+  out.FillBytes(0xFF);
+  for (int rep = 0; rep < 5; ++rep)
+    optimized::Sort(in.data(), out.data(), keys.size(), ws, s.get());
+  s.Synchronize();
+  EXPECT_EQ(out.ToHost(), Sorted(keys));
 }
 
 }  // namespace

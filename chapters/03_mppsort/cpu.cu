@@ -1,13 +1,66 @@
 /**
  * @file cpu.cu
- * @brief CPU references of every mppSort step (used by the tests and by verification).
+ * @brief CPU references of every mppSort step (used by the tests and by verification), and the
+ *        chapter's adversarial inputs.
  */
 #include <algorithm>
 #include <array>
 
 #include "chapters/03_mppsort/mppsort.cuh"
+#include "common/errors.hpp"
+#include "common/generate.hpp"
 
-namespace ch03::cpu {
+namespace ch03 {
+
+Adversary ParseAdversary(const std::string& name) {
+  if (name == "none") return Adversary::kNone;
+  if (name == "powers") return Adversary::kPowers;
+  if (name == "spike") return Adversary::kSpike;
+  if (name == "outlier") return Adversary::kOutlier;
+  throw staged::UsageError("unknown adversary '" + name + "' (none, powers, spike, outlier)");
+}
+
+std::string AdversaryName(Adversary a) {
+  switch (a) {
+    case Adversary::kNone:
+      return "none";
+    case Adversary::kPowers:
+      return "powers";
+    case Adversary::kSpike:
+      return "spike";
+    case Adversary::kOutlier:
+      return "outlier";
+  }
+  return "none";
+}
+
+std::vector<std::uint32_t> AdversarialKeys(std::size_t n, Adversary a, std::uint64_t seed) {
+  std::vector<std::uint32_t> keys(n);
+  const std::uint64_t base = staged::SplitMix64(seed ^ 0xAD7E5A11ull);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t r = staged::SplitMix64(base + i);
+    switch (a) {
+      case Adversary::kPowers: {  // 33 values: 0, then 2^0 .. 2^31
+        const auto v = static_cast<std::uint32_t>(r % 33);
+        keys[i] = v == 0 ? 0u : 1u << (v - 1);
+        break;
+      }
+      case Adversary::kSpike:  // one key in a thousand is noise
+        keys[i] = r % 1000 == 0 ? static_cast<std::uint32_t>(r >> 32) : 0x5EED1234u;
+        break;
+      case Adversary::kOutlier:
+        keys[i] = 1000u + static_cast<std::uint32_t>(r % 1024);
+        break;
+      case Adversary::kNone:
+        keys[i] = static_cast<std::uint32_t>(r);
+        break;
+    }
+  }
+  if (a == Adversary::kOutlier && n > 0) keys[staged::SplitMix64(base) % n] = 0xFFFFFFFFu;
+  return keys;
+}
+
+namespace cpu {
 
 std::vector<std::uint32_t> Sort(const std::vector<std::uint32_t>& keys) {
   std::vector<std::uint32_t> out(keys);
@@ -90,4 +143,5 @@ std::vector<std::uint32_t> VerticalScan(const std::vector<std::uint32_t>& m, std
   return out;
 }
 
-}  // namespace ch03::cpu
+}  // namespace cpu
+}  // namespace ch03

@@ -3,7 +3,7 @@
  * @brief Driver of ch03_naive and ch03_optimized: generate keys, run every variant once and
  *        verify it, then time it; rows in GE/s (n / time / 1e9), as the seed reports.
  *
- * Rows: cpu (std::sort), naive, optimized and its five stages (optimized executable only),
+ * Rows: cpu (std::sort), naive, optimized and its stages (optimized executable only),
  * library:cub (CUB DeviceRadixSort, preallocated, 32-bit count: the `vs_library` reference) and
  * library:thrust (thrust::sort with a preallocated allocator, CUB's radix sort underneath).
  * `pct_peak` is the effective bandwidth of one read and one write of the keys (8n bytes / time)
@@ -11,12 +11,18 @@
  * (flushed before each rep when in + out + scratch is below 4x L2). With `--cpu-reps 0` the CPU
  * row is dropped and results are checked against a CPU LSD radix sort (O(n)) instead of
  * std::sort: the reference never comes from a GPU library.
+ *
+ * Chapter flags: `--bucket-sort radix|bitonic` (the on-chip sort of step 5; the row is named
+ * `optimized-bitonic` for the seed's network), `--host-loop` (deeper levels driven from the host,
+ * row `optimized-hostloop`, timed with the host's round trips), `--adversary powers|spike|outlier`
+ * (inputs that defeat equal-width buckets, in place of `--dist`), `--extremes`, `--buckets`,
+ * `--skip-naive`.
  */
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +33,7 @@
 #include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
+#include "common/stream_gate.hpp"
 #include "common/timer.hpp"
 #include "common/verify.hpp"
 
@@ -50,13 +57,21 @@ int Run(int argc, char** argv) {
                   "mppSort: bucket sort of 32-bit keys in five kernels, against CUB's radix sort",
                   defaults);
   std::int64_t buckets = ch03::naive::kDefaultBuckets;
-  bool extremes = false, skip_naive = false;
+  bool extremes = false, skip_naive = false, host_loop = false;
+  std::string sorter_name = "radix", adversary_name = "none";
   cli.AddInt("buckets", &buckets, 1, ch03::naive::kMaxBuckets,
              "buckets h of the naive variant (the optimized one picks h from n)");
   cli.AddFlag("extremes", &extremes, "plant keys 0 and 0xFFFFFFFF in the input");
   cli.AddFlag("skip-naive", &skip_naive,
               "do not run the naive variant (slow on large n: its big buckets sort in global "
               "memory)");
+  cli.AddChoice("bucket-sort", &sorter_name, {"radix", "bitonic"},
+                "on-chip sort of each bucket in the optimized variant (default radix)");
+  cli.AddFlag("host-loop", &host_loop,
+              "optimized: the host drives the levels after the first (one sync per level)");
+  cli.AddChoice("adversary", &adversary_name, {"none", "powers", "spike", "outlier"},
+                "keys that defeat equal-width buckets instead of --dist: 0 and every 2^k; 99.9% "
+                "one value; a narrow range plus 0xFFFFFFFF");
   auto ctx = staged::StartRun(cli, argc, argv);
   if (!ctx) return 0;
   const staged::CommonOptions& opt = ctx->options;
@@ -65,10 +80,21 @@ int Run(int argc, char** argv) {
   const bool is_optimized = variant == "optimized";
   const bool run_naive = !is_optimized || !skip_naive;
   const bool run_optimized = is_optimized;
+  const ch03::Adversary adversary = ch03::ParseAdversary(adversary_name);
+  ch03::optimized::Options options;
+  options.sorter = sorter_name == "bitonic" ? ch03::optimized::BucketSorter::kBitonic
+                                            : ch03::optimized::BucketSorter::kRadix;
+  options.device_loop = !host_loop;
+  std::string opt_name = "optimized";
+  if (options.sorter == ch03::optimized::BucketSorter::kBitonic) opt_name += "-bitonic";
+  if (host_loop) opt_name += "-hostloop";
 
-  // in, out, two partition buffers, CUB scratch (~n), matrix: about 6 arrays of n keys.
-  staged::RequireDeviceMemory(6 * n * sizeof(std::uint32_t) + (64u << 20), "mppSort buffers");
-  std::vector<std::uint32_t> keys = staged::Generate<std::uint32_t>(n, opt.dist, opt.seed);
+  // in, out, the partition buffers of naive and optimized, CUB's and thrust's scratch (~n
+  // each), the histogram matrix (< n / 4): about 7 arrays of n keys.
+  staged::RequireDeviceMemory(7 * n * sizeof(std::uint32_t) + (64u << 20), "mppSort buffers");
+  std::vector<std::uint32_t> keys = adversary == ch03::Adversary::kNone
+                                        ? staged::Generate<std::uint32_t>(n, opt.dist, opt.seed)
+                                        : ch03::AdversarialKeys(n, adversary, opt.seed);
   if (extremes && n >= 1) keys[0] = 0;
   if (extremes && n >= 2) keys[n - 1] = 0xFFFFFFFFu;
 
@@ -76,11 +102,15 @@ int Run(int argc, char** argv) {
   const cudaStream_t s = stream.get();
   staged::DeviceBuffer<std::uint32_t> d_in(keys), d_out(n);
   ch03::naive::Workspace naive_ws(run_naive ? n : 0, static_cast<std::uint32_t>(buckets));
-  ch03::optimized::Workspace opt_ws(run_optimized ? n : 0);
+  ch03::optimized::Workspace opt_ws(run_optimized ? n : 0, options);
   ch03::library::Workspace lib_ws(n);
 
   staged::Report report("03_mppsort", opt.seed, ctx->device, "library:cub");
-  const std::string dist = staged::DistributionName(opt.dist);
+  // The dist column names what was sorted: an adversary, or the distribution (with the planted
+  // extremes, so that such rows do not collide with the plain distribution's).
+  const std::string dist = (adversary == ch03::Adversary::kNone ? staged::DistributionName(opt.dist)
+                                                                : ch03::AdversaryName(adversary)) +
+                           (extremes ? "-extremes" : "");
   const double copy_gbps = ctx->device.copy_gbps;
   auto add = [&](const std::string& name, const staged::TimingStats& t, staged::Verified v) {
     staged::ReportRow row;
@@ -106,24 +136,27 @@ int Run(int argc, char** argv) {
   } else if (opt.verify) {
     ref = ch03::cpu::RadixSort(keys);
   }
-  auto check = [&](const char* what) {
+  auto check = [&](const std::string& what) {
     if (!opt.verify) return staged::Verified::kSkipped;
     const std::vector<std::uint32_t> got = d_out.ToHost();
     const staged::VerifyReport r = staged::CompareExact(ref.data(), got.data(), n);
-    if (!r.ok) {
+    if (!r.ok)
       std::cerr << "ch03 " << what << " (seed " << opt.seed << "): " << r.Summary() << "\n";
-    }
     return r.ok ? staged::Verified::kYes : staged::Verified::kNo;
   };
   // One L2 policy for every variant: in + out + an n-key scratch buffer (each variant has one:
   // CUB's double buffer, thrust's temporary block, mppSort's partition buffer).
   const bool flush = staged::ShouldFlushL2(3 * n * sizeof(std::uint32_t), ctx->device.l2_bytes);
   const staged::TimingOptions gpu_opt{opt.warmup, opt.reps, flush, true};
+  // Sorts that wait for the host inside a call (to read the sizes of the next step) cannot run
+  // behind the timer's gate: their rows are timed without it and include those round trips.
+  staged::TimingOptions host_sync_opt = gpu_opt;
+  host_sync_opt.gate = false;
   auto run = [&](const std::string& name, auto&& sort, const staged::TimingOptions& timing) {
     d_out.FillBytes(0xFF, s);  // poison: a missing write cannot pass as a sorted key
     sort(s);
     CUDA_CHECK(cudaStreamSynchronize(s));
-    const staged::Verified v = check(name.c_str());
+    const staged::Verified v = check(name);
     const staged::TimingStats t = staged::TimeGpu(timing, sort, s);
     return std::make_pair(add(name, t, v), v);
   };
@@ -138,10 +171,6 @@ int Run(int argc, char** argv) {
       "library:thrust",
       [&](cudaStream_t st) { ch03::library::ThrustSort(d_in.data(), d_out.data(), n, lib_ws, st); },
       gpu_opt);
-  // Sorts that wait for the host inside a call (to read the sizes of the next step) cannot run
-  // behind the timer's gate: their rows are timed without it and include those round trips.
-  staged::TimingOptions host_sync_opt = gpu_opt;
-  host_sync_opt.gate = false;
   if (run_naive) {
     // naive::Sort reads the bucket starts back once to find buckets over its shared tile.
     run(
@@ -150,30 +179,49 @@ int Run(int argc, char** argv) {
         host_sync_opt);
   }
   if (run_optimized) {
-    // optimized::Sort synchronises once per bucketing level.
-    auto [row, verdict] = run(
-        "optimized",
-        [&](cudaStream_t st) { ch03::optimized::Sort(d_in.data(), d_out.data(), n, opt_ws, st); },
-        host_sync_opt);
+    auto sort = [&](cudaStream_t st) {
+      ch03::optimized::Sort(d_in.data(), d_out.data(), n, opt_ws, st);
+    };
+    // One untimed sort builds level 0's records and the deeper levels' graph; whether the
+    // graph could be built decides whether the sort may run behind the gate.
+    sort(s);
+    const ch03::optimized::LevelState state = opt_ws.ReadState(s);
+    if (n > 0 && state.error != 0) {
+      throw std::runtime_error("mppSort: a level bound was exceeded (level " +
+                               std::to_string(state.level) + ")");
+    }
+    const bool gated = options.device_loop && !opt_ws.graph.unavailable;
+    auto [row, verdict] = run(opt_name, sort, gated ? gpu_opt : host_sync_opt);
     if (skip_naive) row->naive_ref = "none";
-    // Per-stage breakdown: the same sort with events around each stage, summed over levels.
+    // Per-stage breakdown: the same sort with events around each stage (level 0's five steps,
+    // then all deeper levels together), behind the gate like the total when it can be.
     ch03::optimized::StageTimer timer;
     std::vector<std::vector<double>> samples(ch03::optimized::kStageCount);
     std::optional<staged::L2Flusher> flusher;
     if (flush) flusher.emplace();
+    staged::StreamGate gate;
     for (int rep = 0; rep < std::max(opt.reps, 1); ++rep) {
       if (flusher) flusher->Flush(s);
       timer.Reset();
-      ch03::optimized::Sort(d_in.data(), d_out.data(), n, opt_ws, s, &timer);
+      if (gated) {
+        gate.Close(s);
+        staged::GateGuard open_on_exit(gate);
+        ch03::optimized::Sort(d_in.data(), d_out.data(), n, opt_ws, s, &timer);
+      } else {
+        ch03::optimized::Sort(d_in.data(), d_out.data(), n, opt_ws, s, &timer);
+      }
       const auto ms = timer.Collect();
+      if (gated && gate.TimedOut()) staged::ThrowGateTimeout();
       for (int i = 0; i < ch03::optimized::kStageCount; ++i) samples[i].push_back(ms[i]);
     }
     for (int i = 0; i < ch03::optimized::kStageCount; ++i) {
-      staged::ReportRow* stage = add(std::string("optimized:") + ch03::optimized::kStageNames[i],
+      staged::ReportRow* stage = add(opt_name + ":" + ch03::optimized::kStageNames[i],
                                      staged::Summarize(samples[i]), verdict);
       stage->cpu_ref = stage->naive_ref = stage->library_ref = "none";
     }
-    std::fprintf(stderr, "ch03: optimized sort used %d bucketing level(s)\n", opt_ws.levels);
+    std::fprintf(stderr, "ch03: %s sorted in %d level(s); deeper levels %s\n", opt_name.c_str(),
+                 n > 0 ? opt_ws.LevelsUsed(s) : 0,
+                 gated ? "looped on the device (graph)" : "driven from the host");
   }
   for (const SeedRow& seed_row : kSeedTable) {
     if (seed_row.n == n) {

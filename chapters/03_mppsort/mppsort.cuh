@@ -9,7 +9,7 @@
  * [0, kMaxKeys].
  *
  * @code
- * ch03::optimized::Workspace ws(n);
+ * ch03::optimized::Workspace ws(n);              // all device scratch, allocated once
  * ch03::optimized::Sort(d_in, d_out, n, ws, stream);
  * @endcode
  */
@@ -20,9 +20,13 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "chapters/01_minmax_reduction/minmax.cuh"
+#include "chapters/03_mppsort/plan.hpp"
+#include "chapters/03_mppsort/stage_timer.hpp"
+#include "chapters/03_mppsort/workspace.hpp"
 #include "common/device_buffer.hpp"
 #include "common/stream.hpp"
 
@@ -62,6 +66,26 @@ __host__ __device__ inline std::uint32_t ArithmeticBucket(std::uint32_t key, std
                                                           std::uint64_t scale) {
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(key - min) * scale) >> 32);
 }
+
+/// Inputs that defeat equal-width buckets (`--adversary`): each puts most keys into one bucket
+/// level after level, so the sort must still finish in a bounded number of levels.
+enum class Adversary {
+  kNone,     ///< use `--dist`
+  kPowers,   ///< 0 and every power of two 2^0 .. 2^31, n / 33 copies of each
+  kSpike,    ///< 99.9 % one value, 0.1 % uniform noise over the whole range
+  kOutlier,  ///< keys in a range 1024 values wide, plus one key 0xFFFFFFFF
+};
+/// `none`, `powers`, `spike` or `outlier` -> Adversary; throws `staged::UsageError` otherwise.
+/// @param[in] name the word
+Adversary ParseAdversary(const std::string& name);
+/// The word of @p a (`powers`, ...), used in the report's `dist` column.
+/// @param[in] a the adversary
+std::string AdversaryName(Adversary a);
+/// @p n keys of kind @p a, each a pure function of (seed, index) like `staged::Generate`.
+/// @param[in] n keys
+/// @param[in] a the kind (not kNone)
+/// @param[in] seed generator seed
+std::vector<std::uint32_t> AdversarialKeys(std::size_t n, Adversary a, std::uint64_t seed);
 
 /// CPU references of every step (tests and verification).
 namespace cpu {
@@ -208,202 +232,20 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
 }  // namespace naive
 
 /// Arithmetic buckets, chapter 01's min/max, chapter 02's scan, shared-memory ranking before a
-/// coalesced scatter, register/warp/shared bitonic sort, and recursive re-bucketing.
+/// coalesced scatter, an on-chip radix (or bitonic) sort of each bucket, and deeper levels
+/// planned and looped on the device. Its pieces: plan.hpp (tiles, bucket counts, the records
+/// the kernels read), workspace.hpp (`Workspace`, `Options`), steps.cuh (one launcher per step),
+/// stage_timer.hpp (`StageTimer`).
 namespace optimized {
-/// Keys the larger bitonic tile holds: a block of 512 threads x kKeysPerThread.
-inline constexpr std::uint32_t kTile = 8192;
-/// Keys the smaller bitonic tile holds: a block of 256 threads x kKeysPerThread.
-inline constexpr std::uint32_t kSmallTile = 4096;
-/// Keys each bitonic thread keeps in registers (a block has tile / kKeysPerThread threads).
-inline constexpr int kKeysPerThread = 16;
-/// Keys a histogram/partition block handles (its rank tile in shared memory).
-inline constexpr std::uint32_t kChunk = 16384;
-/// Threads of a histogram/partition/min-max block.
-inline constexpr int kChunkThreads = 1024;
-/// Most buckets per segment (counters in shared memory, histogram matrix size).
-inline constexpr std::uint32_t kMaxBuckets = 2048;
-/// Longest oversized bucket whose min and max the bitonic block reduces itself; longer ones
-/// (a skewed cluster) are reduced by SegmentMinMax with one block per chunk at the next level.
-inline constexpr std::uint64_t kBlockMinMaxKeys = 32 * std::uint64_t{kTile};
-/// Mean keys per bucket with the kTile tile: far enough below it that uniform keys (Poisson
-/// spread, sqrt(7000) ~ 84) never overflow a tile.
-inline constexpr std::uint32_t kTargetBucketKeys = 7000;
-/// Mean keys per bucket with the kSmallTile tile (6.5 standard deviations below it).
-inline constexpr std::uint32_t kSmallTargetBucketKeys = 3700;
-
-/// Mean keys per bucket the bucket count aims at with @p tile.
-/// @param[in] tile kTile or kSmallTile
-constexpr std::uint32_t TargetBucketKeys(std::uint32_t tile) {
-  return tile == kSmallTile ? kSmallTargetBucketKeys : kTargetBucketKeys;
-}
-
-/// Buckets for a segment of @p len keys: ceil(len / TargetBucketKeys(tile)) in [1, kMaxBuckets].
-/// @param[in] len keys in the segment
-/// @param[in] tile the level's tile
-std::uint32_t BucketsFor(std::uint64_t len, std::uint32_t tile);
-
-/// One range of keys bucketed by one level, and where its data lives in the level's arrays.
-struct Segment {
-  std::uint64_t begin = 0;        ///< first key (absolute index)
-  std::uint64_t len = 0;          ///< keys
-  std::uint64_t matrix_base = 0;  ///< first entry of its buckets x chunks matrix
-  std::uint32_t buckets = 0;      ///< h of this segment
-  std::uint32_t chunks = 0;       ///< ceil(len / kChunk)
-  std::uint32_t chunk_base = 0;   ///< first chunk (block) of the level that is this segment's
-  std::uint32_t bucket_base = 0;  ///< first bucket (bitonic block) of the level
-};
-/// A range of keys: a bucket too large for one tile, bucketed again by the next level.
-struct Span {
-  std::uint64_t begin;             ///< first key
-  std::uint64_t len;               ///< keys
-  std::uint32_t min = 0xFFFFFFFF;  ///< smallest key, from the bitonic kernel (see kBlockMinMaxKeys)
-  std::uint32_t max = 0;           ///< largest key, from the bitonic kernel (see kBlockMinMaxKeys)
-};
-/// Totals of one level's plan.
-struct LevelPlan {
-  std::vector<Segment> segments;  ///< in order of `begin`
-  std::uint32_t chunks = 0;       ///< blocks of the histogram and partition kernels
-  std::uint32_t buckets = 0;      ///< blocks of the bitonic kernel
-  std::uint64_t matrix = 0;       ///< histogram matrix entries
-  std::uint32_t tile = kTile;     ///< keys one bitonic block sorts at this level
-};
-/// Plans a level over @p spans (each bucket too long for the previous level's tile, or the
-/// whole input at level 0). The level sorts with kSmallTile when every span fits kMaxBuckets
-/// buckets of kSmallTargetBucketKeys: a bitonic network over 4096 keys does 12 * 13 / 2 = 78
-/// steps against 91 over 8192, and 3700-key buckets pad less than 7000-key ones. Otherwise
-/// (one level over more than 7.6M keys) it keeps kTile, whose larger buckets let one level
-/// sort up to 14M uniform keys.
-/// @param[in] spans ranges to bucket
-LevelPlan PlanLevel(const std::vector<Span>& spans);
-
-/// The steps timed separately in the per-kernel breakdown.
-enum class Stage : int {
-  kMinMax,     ///< min and max (chapter 01 at level 0; below, SegmentMinMax for buckets
-               ///< longer than kBlockMinMaxKeys, the bitonic kernel for the others)
-  kHistogram,  ///< per-chunk bucket histograms
-  kScan,       ///< scan of the bucket-major matrix (chapter 02)
-  kPartition,  ///< ranking in shared memory and coalesced scatter
-  kBitonic,    ///< on-chip bitonic sort of each bucket
-};
-/// Number of stages.
-inline constexpr int kStageCount = 5;
-/// Names of the stages as the report prints them (`optimized:<name>`).
-inline constexpr std::array<const char*, kStageCount> kStageNames = {"minmax", "histogram", "scan",
-                                                                     "partition", "bitonic"};
-
-/// Records CUDA events around each stage and sums the time per stage over one or more sorts.
-class StageTimer {
- public:
-  /// Records the start of @p stage on @p stream.
-  /// @param[in] stage the stage
-  /// @param[in] stream stream
-  void Begin(Stage stage, cudaStream_t stream);
-  /// Records the end of the stage begun last.
-  /// @param[in] stream stream
-  void End(cudaStream_t stream);
-  /// Waits for the events and returns milliseconds per stage since the last `Reset`.
-  std::array<double, kStageCount> Collect();
-  /// Forgets the recorded intervals (events are kept for reuse).
-  void Reset() { used_ = 0; }
-
- private:
-  struct Interval {
-    Stage stage;
-    staged::Event start;
-    staged::Event stop;
-  };
-  std::vector<Interval> intervals_;
-  std::size_t used_ = 0;
-};
-
-/// Device and pinned scratch of the optimized sort; grows when a level needs more.
-class Workspace {
- public:
-  /// @param[in] capacity largest n this workspace serves without growing
-  explicit Workspace(std::size_t capacity);
-  /// Grows the buffers that depend on n and on the level plan.
-  /// @param[in] n keys
-  /// @param[in] plan the next level
-  void Reserve(std::size_t n, const LevelPlan& plan);
-  staged::DeviceBuffer<std::uint32_t> part;    ///< keys after a partition (ping-pong with out)
-  staged::DeviceBuffer<std::uint32_t> matrix;  ///< histogram matrix, scanned in place
-  staged::DeviceBuffer<unsigned char> temp;    ///< chapter 01 and chapter 02 scratch
-  staged::DeviceBuffer<Segment> segments;      ///< the level's segments
-  staged::DeviceBuffer<ch01::MinMaxPair<std::uint32_t>> minmax;  ///< per segment
-  staged::DeviceBuffer<Span> oversized;       ///< buckets left for the next level
-  staged::DeviceBuffer<std::uint32_t> count;  ///< number of `oversized` entries
-  staged::PinnedBuffer<Segment> h_segments;   ///< staging of `segments`
-  staged::PinnedBuffer<ch01::MinMaxPair<std::uint32_t>> h_minmax;  ///< staging of `minmax`
-  staged::PinnedBuffer<Span> h_oversized;                          ///< host copy of `oversized`
-  staged::PinnedBuffer<std::uint32_t> h_count;                     ///< host copy of `count`
-  int levels = 0;                                                  ///< levels the last sort needed
-};
-
-/// min/max of every segment longer than kBlockMinMaxKeys (atomics per block); their entries of
-/// @p d_minmax must hold {0xFFFFFFFF, 0}; shorter segments are skipped.
-/// @param[in] d_keys keys
-/// @param[in] d_segments segments
-/// @param[in] num_segments segments
-/// @param[in] chunks blocks (sum of chunks)
-/// @param[in,out] d_minmax one pair per segment
-/// @param[in] stream stream
-void SegmentMinMax(const std::uint32_t* d_keys, const Segment* d_segments,
-                   std::uint32_t num_segments, std::uint32_t chunks,
-                   ch01::MinMaxPair<std::uint32_t>* d_minmax, cudaStream_t stream);
-/// Bucket-major histogram matrix: entry matrix_base + b * chunks + c counts the keys of chunk c
-/// of a segment that fall into its bucket b.
-/// @param[in] d_keys keys
-/// @param[in] d_segments segments
-/// @param[in] num_segments segments
-/// @param[in] chunks blocks
-/// @param[in] d_minmax per-segment min/max
-/// @param[out] d_matrix the matrix
-/// @param[in] stream stream
-void Histogram(const std::uint32_t* d_keys, const Segment* d_segments, std::uint32_t num_segments,
-               std::uint32_t chunks, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
-               std::uint32_t* d_matrix, cudaStream_t stream);
-/// Ranks each chunk's keys by bucket in shared memory and writes them as contiguous runs to
-/// their slots: segment.begin + scanned[matrix_base + b * chunks + c] - scanned[matrix_base].
-/// Segments whose min == max are written straight to @p d_out (they are sorted).
-/// @param[in] d_keys keys
-/// @param[in] d_segments segments
-/// @param[in] num_segments segments
-/// @param[in] chunks blocks
-/// @param[in] d_minmax per-segment min/max
-/// @param[in] d_scanned exclusive scan of the matrix
-/// @param[out] d_part partitioned keys
-/// @param[out] d_out final keys of all-equal segments
-/// @param[in] stream stream
-void Partition(const std::uint32_t* d_keys, const Segment* d_segments, std::uint32_t num_segments,
-               std::uint32_t chunks, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
-               const std::uint32_t* d_scanned, std::uint32_t* d_part, std::uint32_t* d_out,
-               cudaStream_t stream);
-/// Sorts every bucket of at most @p tile keys from @p d_part into @p d_out (in place allowed);
-/// reduces the min and max of every larger bucket of at most kBlockMinMaxKeys keys: an
-/// all-equal one is copied to @p d_out (final), any other is appended to @p d_oversized with
-/// its min and max; longer buckets are appended with {min, max} = {0xFFFFFFFF, 0}.
-/// @param[in] d_part partitioned keys
-/// @param[out] d_out sorted keys
-/// @param[in] d_segments segments
-/// @param[in] num_segments segments
-/// @param[in] buckets blocks (sum of buckets)
-/// @param[in] d_minmax per-segment min/max
-/// @param[in] d_scanned exclusive scan of the matrix
-/// @param[out] d_oversized spans of oversized buckets
-/// @param[in,out] d_count number of spans (set to 0 before)
-/// @param[in] tile kTile or kSmallTile (the level plan's)
-/// @param[in] stream stream
-void BitonicSortBuckets(const std::uint32_t* d_part, std::uint32_t* d_out,
-                        const Segment* d_segments, std::uint32_t num_segments,
-                        std::uint32_t buckets, const ch01::MinMaxPair<std::uint32_t>* d_minmax,
-                        const std::uint32_t* d_scanned, Span* d_oversized, std::uint32_t* d_count,
-                        std::uint32_t tile, cudaStream_t stream);
-/// Sorts @p d_in[0, n) into @p d_out: level 0 over [min, max], then levels over oversized
-/// buckets until none is left. Synchronises @p stream once per level.
+/// Sorts @p d_in[0, n) into @p d_out: level 0 over [min, max] from the host's plan, then levels
+/// over the oversized buckets planned on the device until none is left. Queues work on
+/// @p stream only: no allocation and no host synchronisation, except in the first call with a
+/// new n or a new output array (level 0's records, the deeper levels' graph) and with
+/// `Options::device_loop == false` (one read-back per level).
 /// @param[in] d_in keys (not modified)
 /// @param[out] d_out sorted keys (must not alias @p d_in)
 /// @param[in] n keys, <= kMaxKeys
-/// @param[in] ws scratch
+/// @param[in] ws scratch (grows when n exceeds its capacity)
 /// @param[in] stream stream
 /// @param[in] timer when not null, each stage is bracketed by events
 void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,

@@ -12,6 +12,7 @@
 #include <climits>
 #include <stdexcept>
 
+#include "chapters/01_minmax_reduction/block_minmax.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "common/cuda_check.hpp"
 
@@ -83,6 +84,8 @@ __host__ __device__ inline std::uint64_t PowerOfTwoAtLeast(std::uint64_t x) {
   return m;
 }
 
+// ------------------------------------------------------------------ step 0: min and max
+
 /**
  * @brief min and max of the keys: per-thread grid-stride reduction, warp shuffles, and one
  *        global atomicMin/atomicMax per warp.
@@ -100,15 +103,14 @@ __global__ void MinMaxAtomicKernel(const std::uint32_t* in, std::size_t n, std::
     lo = min(lo, in[i]);
     hi = max(hi, in[i]);
   }
-  for (int offset = 16; offset > 0; offset /= 2) {
-    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, offset));
-    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, offset));
-  }
+  ch01::WarpMinMax(lo, hi);  // chapter 01's shuffle butterfly: every lane gets the warp's pair
   if ((threadIdx.x & 31) == 0) {
     atomicMin(&minmax[0], lo);
     atomicMax(&minmax[1], hi);
   }
 }
+
+// ------------------------------------------------------------------ step 1: histograms
 
 /**
  * @brief Step 1 (BlocksHistoAndScan): block r counts the keys of [r * chunk, (r + 1) * chunk)
@@ -145,6 +147,8 @@ __global__ void BlocksHistoAndScanKernel(const std::uint32_t* in, std::size_t n,
     if (counts[b] != 0) atomicAdd(&hg[b], counts[b]);
   }
 }
+
+// ------------------------------------------------------- steps 2 and 3: scans of the matrix
 
 /**
  * @brief Step 2 (GlobalHistoScan): exclusive Blelloch scan of the h counters in one block,
@@ -191,6 +195,8 @@ __global__ void VerticalScanHHKernel(const std::uint32_t* hh, std::uint32_t rows
   }
 }
 
+// ------------------------------------------------------------------ step 4: partition
+
 /**
  * @brief Step 4 (Partition): block r starts each bucket's cursor at shg[b] + psv[r][b] in
  *        shared memory, then every thread reserves a slot per key with a shared atomic and
@@ -225,6 +231,8 @@ __global__ void PartitionKernel(const std::uint32_t* in, std::size_t n, const st
     out[atomicAdd(&hlsh[TableLookup(limits, h, key)], 1u)] = key;
   }
 }
+
+// ------------------------------------------------------------------ step 5: sort each bucket
 
 /**
  * @brief Step 5: block b sorts bucket b in shared memory with the seed's bitonic network
@@ -305,6 +313,8 @@ __global__ void GlobalBitonicStepKernel(std::uint32_t* d, std::uint64_t len, std
     }
   }
 }
+
+// ------------------------------------------------------------------ launchers
 
 Workspace::Workspace(std::size_t cap, std::uint32_t h)
     : capacity(cap),
@@ -391,6 +401,8 @@ void GlobalBitonicSort(std::uint32_t* d_out, std::size_t begin, std::size_t len,
     }
   }
 }
+
+// ------------------------------------------------------------------ the sort
 
 void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
           cudaStream_t stream) {

@@ -1,0 +1,65 @@
+/// @file plan.cpp
+/// @brief Host-side planning of the optimized mppSort: level 0's tile and bucket count, and the
+///        bounds the workspace is sized by.
+#include "chapters/03_mppsort/plan.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace ch03::optimized {
+
+const TileShape* TilesOf(BucketSorter sorter, int& count) {
+  if (sorter == BucketSorter::kBitonic) {
+    count = static_cast<int>(std::size(kBitonicTiles));
+    return kBitonicTiles;
+  }
+  count = static_cast<int>(std::size(kRadixTiles));
+  return kRadixTiles;
+}
+
+TileShape DeeperTile(BucketSorter sorter) {
+  int count = 0;
+  const TileShape* tiles = TilesOf(sorter, count);
+  return tiles[count - 1];
+}
+
+std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
+  const std::uint64_t h = (n + target - 1) / target;
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(h, 1, kMaxBuckets));
+}
+
+FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
+  int count = 0;
+  const TileShape* tiles = TilesOf(sorter, count);
+  TileShape tile = tiles[count - 1];
+  for (int i = 0; i < count; ++i) {
+    if (n <= std::uint64_t{kMaxBuckets} * tiles[i].target) {
+      tile = tiles[i];
+      break;
+    }
+  }
+  FirstLevelPlan plan;
+  plan.tile = tile;
+  plan.buckets = FirstLevelBuckets(n, tile.target);
+  plan.chunks = static_cast<std::uint32_t>((n + kChunk - 1) / kChunk);
+  plan.matrix = std::uint64_t{plan.buckets} * plan.chunks;
+  return plan;
+}
+
+std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
+  // A deeper segment of len keys has c = ceil(len / kChunk) chunks and h buckets, where h is
+  // at most kMaxBuckets, at most max(kMinDeepBuckets, ceil(2 len / target)) and every segment
+  // is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
+  //   h * c <= len / 8 (kMaxBuckets / kChunk) + 65 * (len / kChunk + 1) + 2 len / target + ...
+  // which stays below n / 8 + n / 32 + 4096 for every target of at least 7000 keys.
+  const std::uint64_t deeper = n / 8 + n / 32 + 4096;
+  return std::max(PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix, deeper);
+}
+
+std::uint64_t SpanCapacity(std::uint64_t n, BucketSorter sorter) {
+  int count = 0;
+  const TileShape* tiles = TilesOf(sorter, count);
+  return n / (tiles[0].keys + 1) + 1;
+}
+
+}  // namespace ch03::optimized

@@ -1,0 +1,124 @@
+/**
+ * @file segments.cuh
+ * @brief Device-side view of one level of the optimized mppSort: which segment a block's chunk
+ *        or bucket belongs to, which buffers the level reads and writes, and how blocks take
+ *        their work items.
+ */
+#pragma once
+
+#include <cstdint>
+
+#include "chapters/03_mppsort/plan.hpp"
+
+namespace ch03::optimized {
+
+/// What every kernel of a level gets: the segment table and the level's state (both in device
+/// memory), and whether the grid is resident (`dynamic`: levels planned on the device, whose
+/// item counts only the device knows) or one block per item (level 0).
+struct Level {
+  const Segment* segments;  ///< the level's segment table
+  LevelState* state;        ///< level number, totals, work queues
+  bool dynamic;             ///< true: a resident grid loops over the level's items
+};
+
+/// The three key arrays of a sort. Level 0 reads `in`; level k >= 1 reads what level k - 1
+/// partitioned (its oversized buckets stayed there); each level partitions into the array it
+/// does not read, and the sort step always writes `out`.
+struct Buffers {
+  const std::uint32_t* in;  ///< the input (never written)
+  std::uint32_t* part;      ///< partition buffer
+  std::uint32_t* out;       ///< the sorted output
+};
+
+/// Where level @p level reads its keys: `in` at level 0, then `part` and `out` in turn.
+/// @param[in] b the sort's arrays
+/// @param[in] level level number
+__device__ __forceinline__ const std::uint32_t* LevelSource(const Buffers& b, std::uint32_t level) {
+  return level == 0 ? b.in : ((level & 1) ? b.part : b.out);
+}
+
+/// Where level @p level partitions to: `part` at even levels, `out` at odd ones (never its
+/// source; the oversized buckets stay there for the next level).
+/// @param[in] b the sort's arrays
+/// @param[in] level level number
+__device__ __forceinline__ std::uint32_t* LevelTarget(const Buffers& b, std::uint32_t level) {
+  return (level & 1) ? b.out : b.part;
+}
+
+/// Largest segment s with segments[s].*base <= x (binary search; bases are non-decreasing).
+/// @param[in] segments the level's table
+/// @param[in] num entries, >= 1
+/// @param[in] x chunk or bucket index of the level
+/// @param[in] base `&Segment::chunk_base` or `&Segment::bucket_base`
+__device__ __forceinline__ std::uint32_t FindSegment(const Segment* segments, std::uint32_t num,
+                                                     std::uint32_t x,
+                                                     std::uint32_t Segment::*base) {
+  std::uint32_t lo = 0, hi = num;  // answer in [lo, hi)
+  while (hi - lo > 1) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (segments[mid].*base <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/// The keys one histogram/partition/min-max block handles.
+struct ChunkView {
+  std::uint32_t segment;  ///< segment index
+  std::uint32_t local;    ///< chunk index within the segment
+  std::uint32_t begin;    ///< first key
+  std::uint32_t len;      ///< keys, in [1, kChunk]
+};
+
+/// Locates chunk @p chunk of the level.
+/// @param[in] segments the level's table
+/// @param[in] num entries
+/// @param[in] chunk chunk index of the level
+__device__ __forceinline__ ChunkView LocateChunk(const Segment* segments, std::uint32_t num,
+                                                 std::uint32_t chunk) {
+  const std::uint32_t s = FindSegment(segments, num, chunk, &Segment::chunk_base);
+  const Segment& seg = segments[s];
+  const std::uint32_t local = chunk - seg.chunk_base;
+  const std::uint32_t offset = local * kChunk;  // < len <= 2^32 - 1
+  const std::uint32_t left = seg.len - offset;
+  return {s, local, seg.begin + offset, left < kChunk ? left : kChunk};
+}
+
+/// Hands a block its work items in turn: items b, b + grid, b + 2 grid, ... (chunks, which are
+/// all alike), or tickets from an atomic counter (`dynamic`: buckets on a resident grid, whose
+/// sizes vary, so that blocks that finish early take more). Every thread of the block calls
+/// `Next` with the same arguments. The queue keeps only the current item: the counter and the total are
+/// re-read from the kernel's parameters at each call, which spares registers in the kernels
+/// that hold many keys.
+class WorkQueue {
+ public:
+  /// Moves to the block's next item; false when the level has none left.
+  /// @param[in] dynamic take tickets from @p counter (else step by the grid size)
+  /// @param[in,out] counter the level's queue (used when @p dynamic)
+  /// @param[in] total items of the level
+  /// @param[in,out] ticket one word of shared memory (used when @p dynamic)
+  __device__ bool Next(bool dynamic, std::uint32_t* counter, std::uint32_t total,
+                       std::uint32_t* ticket) {
+    if (!dynamic) {
+      item_ = started_ ? item_ + gridDim.x : blockIdx.x;
+      started_ = true;
+      return item_ < total;
+    }
+    // The previous item's threads are done with the shared ticket before it is overwritten.
+    __syncthreads();
+    if (threadIdx.x == 0) *ticket = atomicAdd(counter, 1u);
+    __syncthreads();  // every thread reads the same ticket
+    item_ = *ticket;
+    return item_ < total;
+  }
+  /// The current item.
+  __device__ std::uint32_t item() const { return item_; }
+
+ private:
+  std::uint32_t item_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace ch03::optimized

@@ -1,0 +1,109 @@
+/**
+ * @file steps.cuh
+ * @brief The launchers of the optimized mppSort's kernels, one per step, as `Sort` and the
+ *        tests call them. Each works on a whole level: every segment of its table at once.
+ *
+ * A launcher given `lv.dynamic == false` runs one block per item (@p items of them: the level
+ * must be level 0, whose sizes the host knows); with `lv.dynamic == true` it runs as many blocks
+ * as fit on the GPU at once, and they take items from the level's work queue (levels planned on
+ * the device, whose sizes only the device knows).
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "chapters/03_mppsort/plan.hpp"
+#include "chapters/03_mppsort/segments.cuh"
+
+namespace ch03::optimized {
+
+class Workspace;
+
+/// Step 1: the bucket-major histogram matrix of every segment that is not all-equal: entry
+/// matrix_base + b * chunks + local counts the keys of chunk `local` that fall into bucket b.
+/// @param[in] lv the level
+/// @param[in] b the sort's arrays (the level reads `LevelSource`)
+/// @param[out] matrix the level's matrix
+/// @param[in] items the level's chunks (used when !lv.dynamic)
+/// @param[in] stream stream
+void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
+               cudaStream_t stream);
+
+/// Step 4: ranks each chunk by bucket in shared memory and writes it as one contiguous run per
+/// bucket to `LevelTarget`, at segment.begin + scanned[matrix_base + b * chunks + local] -
+/// scanned[matrix_base]. An all-equal segment (min == max) is final: it is copied to `out`.
+/// @param[in] lv the level
+/// @param[in] b the sort's arrays
+/// @param[in] scanned exclusive scan of the level's matrix
+/// @param[in] items the level's chunks (used when !lv.dynamic)
+/// @param[in] stream stream
+void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, std::uint32_t items,
+               cudaStream_t stream);
+
+/// Step 5: sorts every bucket of at most `tile.keys` keys on chip from `LevelTarget` into `out`;
+/// a larger bucket is listed in @p list with its min and max when it has at most
+/// kBlockMinMaxKeys keys (or copied to `out` when all equal), unreduced when longer.
+/// @param[in] lv the level
+/// @param[in] b the sort's arrays
+/// @param[in] scanned exclusive scan of the level's matrix (bucket b starts at its column 0)
+/// @param[in] list where oversized buckets go
+/// @param[in] sorter radix or bitonic
+/// @param[in] tile_keys the level's tile: one of `TilesOf(sorter)`
+/// @param[in] items the level's buckets (used when !lv.dynamic)
+/// @param[in] stream stream
+void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
+                 const SpanList& list, BucketSorter sorter, std::uint32_t tile_keys,
+                 std::uint32_t items, cudaStream_t stream);
+
+/// Min and max of every segment marked `needs_minmax` (a span longer than kBlockMinMaxKeys),
+/// one block per chunk folding into the segment's range with atomicMin/atomicMax.
+/// @param[in] lv the level (dynamic: planned on the device)
+/// @param[in] b the sort's arrays
+/// @param[in,out] segments the level's table (the same as lv.segments)
+/// @param[in] stream stream
+void SegmentMinMax(const Level& lv, const Buffers& b, Segment* segments, cudaStream_t stream);
+
+/// What `PlanLevel` needs besides the lists.
+struct PlanParams {
+  std::uint32_t target = 0;               ///< mean bucket size of the deeper tile
+  std::uint64_t matrix_capacity = 0;      ///< entries of the histogram matrix buffer
+  std::uint32_t max_segments = 0;         ///< entries of the segment table
+  bool first = false;                     ///< true: plans level 1 (after level 0)
+  bool set_condition = false;             ///< true: sets @p handle to "another level"
+  cudaGraphConditionalHandle handle = 0;  ///< the loop's condition (in a graph)
+};
+
+/// Turns the listed spans into the next level's segment table and state (one block: a scan of
+/// the spans' chunk, bucket and matrix counts), resets the list, and, in a graph, sets the
+/// loop's condition to whether the new level has segments. Past kMaxLevels, or when a bound is
+/// exceeded, it plans nothing and sets `state->error`.
+/// @param[in] list the spans listed by the previous level's step 5
+/// @param[out] segments the new level's table
+/// @param[in,out] state the new level's state (its `level` is the previous one's)
+/// @param[in] params bucket target, bounds, graph condition
+/// @param[in] stream stream
+void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const PlanParams& params,
+               cudaStream_t stream);
+
+/// One level planned on the device: SegmentMinMax, Histogram, the scan of the whole matrix
+/// buffer (its size is the only bound the host knows), Partition, SortBuckets, then PlanLevel
+/// for the next one. The body of the deeper levels' loop.
+/// @param[in] ws the sort's workspace (tables, matrix, lists)
+/// @param[in] b the sort's arrays
+/// @param[in] params the closing PlanLevel's parameters (graph condition)
+/// @param[in] stream stream (or a capturing one)
+void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& params,
+                        cudaStream_t stream);
+
+/// Runs levels 1, 2, ... after level 0: PlanLevel, then while it planned segments another level.
+/// With `Options::device_loop` this is one launch of a CUDA graph whose WHILE node's condition
+/// PlanLevel sets, so the host never waits; otherwise (or when the graph cannot be built) the
+/// host reads each plan back and stops when it is empty.
+/// @param[in] ws the sort's workspace
+/// @param[in] b the sort's arrays
+/// @param[in] stream stream
+void RunDeeperLevels(Workspace& ws, const Buffers& b, cudaStream_t stream);
+
+}  // namespace ch03::optimized

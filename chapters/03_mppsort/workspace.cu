@@ -1,0 +1,84 @@
+/// @file workspace.cu
+/// @brief Sizing and level-0 records of the optimized mppSort's workspace.
+#include <algorithm>
+#include <cstddef>
+
+#include "chapters/01_minmax_reduction/minmax.cuh"
+#include "chapters/02_histogram_scan_countsort/countsort.cuh"
+#include "chapters/03_mppsort/workspace.hpp"
+#include "common/cuda_check.hpp"
+
+namespace ch03::optimized {
+
+Workspace::Workspace(std::size_t capacity, Options options)
+    : first_segment(1), first_state(1), state(1), span_count(1), h_state(1), options_(options) {
+  Allocate(std::max<std::size_t>(capacity, 1));
+  // The deeper state reads "level 0 only" until a sort runs; the span list starts empty (each
+  // PlanLevel empties it again).
+  state.FillBytes(0);
+  span_count.FillBytes(0);
+}
+
+Workspace::~Workspace() {
+  if (graph.exec != nullptr) CUDA_CHECK_NOTHROW(cudaGraphExecDestroy(graph.exec));
+}
+
+void Workspace::Allocate(std::size_t capacity) {
+  capacity_ = capacity;
+  matrix_capacity_ = MatrixCapacity(capacity, options_.sorter);
+  span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter));
+  part = staged::DeviceBuffer<std::uint32_t>(capacity);
+  matrix = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_);
+  // Deeper levels scan the whole buffer: entries no level wrote must still be defined.
+  matrix.FillBytes(0);
+  // Chapter 01's launcher keeps its finishing counter in its scratch: a buffer of its own,
+  // zeroed once, that no other step writes.
+  minmax_temp = staged::DeviceBuffer<unsigned char>(
+      std::max<std::size_t>(ch01::optimized::MinMaxTempBytes<std::uint32_t>(capacity), 1));
+  minmax_temp.FillBytes(0);
+  scan_temp = staged::DeviceBuffer<unsigned char>(std::max<std::size_t>(
+      ch02::optimized::ExclusiveScanTempBytes<std::uint32_t>(matrix_capacity_), 1));
+  segments = staged::DeviceBuffer<Segment>(span_capacity_);
+  spans = staged::DeviceBuffer<Span>(span_capacity_);
+  planned_n_ = 0;
+  ++generation_;
+}
+
+void Workspace::Prepare(std::size_t n) {
+  if (n > capacity_) Allocate(n);
+  if (n == planned_n_) return;
+  first_plan_ = PlanFirstLevel(n, options_.sorter);
+  Segment seg;
+  seg.begin = 0;
+  seg.len = static_cast<std::uint32_t>(n);
+  seg.buckets = first_plan_.buckets;
+  seg.chunks = first_plan_.chunks;
+  LevelState st;
+  st.level = 0;
+  st.num_segments = 1;
+  st.chunks = first_plan_.chunks;
+  st.buckets = first_plan_.buckets;
+  st.matrix = static_cast<std::uint32_t>(first_plan_.matrix);
+  st.tile_target = first_plan_.tile.target;
+  // Ordered after all queued device work: a sort still running on another stream keeps the
+  // records it started with.
+  first_segment.CopyFromHost(&seg, 1);
+  first_state.CopyFromHost(&st, 1);
+  planned_n_ = n;
+}
+
+KeyRange* Workspace::FirstRange() {
+  return reinterpret_cast<KeyRange*>(reinterpret_cast<char*>(first_segment.data()) +
+                                     offsetof(Segment, range));
+}
+
+SpanList Workspace::Spans() { return SpanList{spans.data(), span_count.data(), span_capacity_}; }
+
+LevelState Workspace::ReadState(cudaStream_t stream) {
+  CUDA_CHECK(cudaMemcpyAsync(h_state.data(), state.data(), sizeof(LevelState),
+                             cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return h_state[0];
+}
+
+}  // namespace ch03::optimized

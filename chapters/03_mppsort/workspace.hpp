@@ -1,0 +1,100 @@
+/**
+ * @file workspace.hpp
+ * @brief The device memory of the optimized mppSort, sized once for a capacity, and the CUDA
+ *        graph of its deeper levels.
+ *
+ * Everything a sort of up to `capacity` keys needs is allocated by the constructor, so that
+ * `Sort` allocates nothing and never synchronises the host: level 0's tables are written when n
+ * changes (a synchronous copy of two small records, outside any timed loop), and the graph of
+ * the deeper levels is built on the first sort into a new output array. A workspace serves one
+ * sort at a time; concurrent sorts need one workspace each.
+ */
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chapters/03_mppsort/plan.hpp"
+#include "common/device_buffer.hpp"
+
+namespace ch03::optimized {
+
+/// How the optimized sort runs.
+struct Options {
+  BucketSorter sorter = BucketSorter::kRadix;  ///< the on-chip sort of step 5
+  /// true: the deeper levels run as one CUDA graph with a device-controlled loop; false: the
+  /// host reads each level's plan back (one synchronisation per level, for comparison).
+  bool device_loop = true;
+};
+
+/// Device scratch of the optimized sort (see the file comment).
+class Workspace {
+ public:
+  /// @param[in] capacity largest n this workspace serves without reallocating
+  /// @param[in] options sorter and loop
+  explicit Workspace(std::size_t capacity, Options options = {});
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  /// The options the workspace was made for.
+  const Options& options() const { return options_; }
+  /// Readies the workspace for a sort of @p n keys: reallocates when n exceeds the capacity
+  /// (synchronising the device) and rewrites level 0's records when n changed.
+  /// @param[in] n keys, >= 1
+  void Prepare(std::size_t n);
+  /// Level 0 as planned for the last `Prepare`.
+  const FirstLevelPlan& first_plan() const { return first_plan_; }
+  /// Device address of level 0's [min, max] (chapter 01's MinMax writes it).
+  KeyRange* FirstRange();
+  /// The oversized-bucket list.
+  SpanList Spans();
+  /// Entries of the histogram matrix buffer.
+  std::uint64_t matrix_capacity() const { return matrix_capacity_; }
+  /// Entries of the span list and of the deeper segment table.
+  std::uint32_t span_capacity() const { return span_capacity_; }
+  /// Bumped whenever the buffers are reallocated (the deeper graph must then be rebuilt).
+  std::uint64_t generation() const { return generation_; }
+  /// Reads the state of the last level planned on the device (synchronises @p stream).
+  /// @param[in] stream the stream of the last sort
+  LevelState ReadState(cudaStream_t stream);
+  /// Levels the last sort ran (level 0 counts; synchronises @p stream).
+  /// @param[in] stream the stream of the last sort
+  int LevelsUsed(cudaStream_t stream) { return static_cast<int>(ReadState(stream).level); }
+
+  staged::DeviceBuffer<std::uint32_t> part;         ///< partition buffer (n keys)
+  staged::DeviceBuffer<std::uint32_t> matrix;       ///< histogram matrix, scanned in place
+  staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch (zeroed once)
+  staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
+  staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment
+  staged::DeviceBuffer<LevelState> first_state;     ///< level 0's state
+  staged::DeviceBuffer<Segment> segments;           ///< the deeper level's table
+  staged::DeviceBuffer<LevelState> state;           ///< the deeper level's state
+  staged::DeviceBuffer<Span> spans;                 ///< oversized buckets of a level
+  staged::DeviceBuffer<std::uint32_t> span_count;   ///< entries of `spans`
+  staged::PinnedBuffer<LevelState> h_state;         ///< host copy of `state`
+
+  /// The deeper levels' executable graph and what it was built for (levels.cu).
+  struct DeeperGraph {
+    cudaGraphExec_t exec = nullptr;      ///< null until built
+    const std::uint32_t* out = nullptr;  ///< the output array baked into its kernels
+    std::uint64_t generation = ~0ull;    ///< the buffers baked into its kernels
+    bool unavailable = false;            ///< building failed once: use the host loop
+  };
+  DeeperGraph graph;  ///< see `RunDeeperLevels`
+
+ private:
+  void Allocate(std::size_t capacity);
+
+  Options options_;
+  std::size_t capacity_ = 0;
+  std::uint64_t matrix_capacity_ = 0;
+  std::uint32_t span_capacity_ = 0;
+  std::size_t planned_n_ = 0;
+  FirstLevelPlan first_plan_{};
+  std::uint64_t generation_ = 0;
+};
+
+}  // namespace ch03::optimized
