@@ -9,7 +9,8 @@
 # Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
 #        a list also limits the build to those chapters and what they need; none = foundation)
 # Environment: ARCH (CUDA architectures, default 90), BUILD_DIR (default build-gpu),
-#              STAGED_CTEST_JOBS (parallel tests, default 8),
+#              STAGED_CTEST_JOBS (parallel tests, default 8), STAGED_SANITIZE_JOBS (parallel
+#              sanitizer runs, default 8),
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
@@ -131,7 +132,7 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
       done
     done <"$args_file"
   done
-  xargs -P 4 -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
+  xargs -P "${STAGED_SANITIZE_JOBS:-8}" -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
   for ch in common "${chapters[@]}"; do
     total=$(awk -v c="$ch" '$3 == c' "$out/logs/sanitize_results.txt" | wc -l)
     (( total == 0 )) && { note "sanitize $ch" "no sanitize.args"; continue; }
