@@ -1,7 +1,8 @@
 /// @file ch02_scan_test.cu
 /// @brief Chapter 02 scan tests: the look-back scan's layout and status protocol (host), then
 ///        every scan stage (naive, Blelloch, look-back, CUB) against the CPU over sizes x data
-///        x pointer layouts (aligned, offset, mismatched, in place), wrap-around with an
+///        x pointer layouts (aligned, offset, mismatched, in place), every candidate
+///        configuration of the look-back scan (scan_lookback_tune.hpp), wrap-around with an
 ///        independent formula, concurrent streams, host threads and graph replay (GPU).
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
+#include "chapters/02_histogram_scan_countsort/scan_lookback_tune.hpp"
 #include "common/device_buffer.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
@@ -45,36 +47,50 @@ int WorstConflict(SlotOf slot_of, int lanes_per_phase, int groups) {
   return worst;
 }
 
-TEST(LookbackLayout, SwizzleIsAPermutationOfTheWarpBuffer) {
-  std::vector<int> seen(lookback::kWarpVectors, 0);
-  for (int v = 0; v < lookback::kWarpVectors; ++v) {
-    const int slot = lookback::SwizzledVector(v);
+// The swizzle of a warp buffer of 32 kV vectors: a permutation, and every access pattern of the
+// kernel conflict-free (kV = 4: tiles of 16 elements per thread, kV = 8: 32, as the shapes of
+// scan_lookback_tune.cu use).
+template <int kV>
+void CheckSwizzle() {
+  using lookback::SwizzledVector;
+  using lookback::SwizzledWord;
+  std::vector<int> seen(32 * kV, 0);
+  for (int v = 0; v < 32 * kV; ++v) {
+    const int slot = SwizzledVector<kV>(v);
     ASSERT_GE(slot, 0);
-    ASSERT_LT(slot, lookback::kWarpVectors);
+    ASSERT_LT(slot, 32 * kV);
     ++seen[slot];
   }
-  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), lookback::kWarpVectors);
-}
-
-TEST(LookbackLayout, StripedAndBlockedAccessesAreConflictFree) {
-  using lookback::SwizzledVector;
-  constexpr int kV = lookback::kVectors;
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 32 * kV) << "kV = " << kV;
   for (int j = 0; j < kV; ++j) {  // striped: lane l touches vector 32 j + l
-    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector(32 * j + l); }, 8, 8), 1) << j;
+    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector<kV>(32 * j + l); }, 8, 8), 1)
+        << "kV = " << kV << " j = " << j;
   }
   for (int k = 0; k < kV; ++k) {  // blocked: lane l touches vector kV l + k
-    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector(kV * l + k); }, 8, 8), 1) << k;
+    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector<kV>(kV * l + k); }, 8, 8), 1)
+        << "kV = " << kV << " k = " << k;
     // Without the swizzle the blocked pattern conflicts: the swizzle is needed.
     EXPECT_GT(WorstConflict([&](int l) { return kV * l + k; }, 8, 8), 1) << k;
   }
   // The 4-byte path: element e = 32 j + l lives in word 4 SwizzledVector(e / 4) + e % 4.
-  for (int j = 0; j < lookback::kItems; ++j) {
-    auto word = [&](int l) {
-      const int e = 32 * j + l;
-      return 4 * SwizzledVector(e / 4) + e % 4;
-    };
-    EXPECT_EQ(WorstConflict(word, 32, 32), 1) << j;
+  for (int j = 0; j < 4 * kV; ++j) {
+    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledWord<kV>(32 * j + l); }, 32, 32), 1)
+        << "kV = " << kV << " j = " << j;
   }
+}
+
+TEST(LookbackLayout, SwizzlePermutesAndAvoidsBankConflicts) {
+  CheckSwizzle<4>();
+  CheckSwizzle<8>();
+  EXPECT_EQ(lookback::Shape::kVectors, 8);
+}
+
+TEST(LookbackLayout, ShapeOfTheChapterFitsTwelveBlocksPerSm) {
+  using lookback::Shape;
+  EXPECT_EQ(Shape::kTile, Shape::kThreads * Shape::kItems);
+  EXPECT_EQ(Shape::kWarpVectors * 4 * Shape::kWarps, Shape::kTile);
+  // 12 blocks x (tile + 1 KiB the SM reserves per block) within the H100/H200's 228 KiB.
+  EXPECT_LE(Shape::kMinBlocksPerSm * (4 * Shape::kTile + 1024), 228 * 1024);
 }
 
 TEST(LookbackLayout, StatusWordsCarryFlagAndValueTogether) {
@@ -99,14 +115,16 @@ TEST(LookbackLayout, WindowNeedsTheLanesUpToTheNearestPrefix) {
 }
 
 TEST(LookbackLayout, TilesCoverLeadAndTail) {
-  using lookback::kTile;
   using lookback::Tiles;
-  EXPECT_EQ(Tiles(0, 0), 0u);
-  EXPECT_EQ(Tiles(1, 0), 1u);
-  EXPECT_EQ(Tiles(kTile, 0), 1u);
-  EXPECT_EQ(Tiles(kTile, 1), 2u);
-  EXPECT_EQ(Tiles(kTile - 3, 3), 1u);
-  EXPECT_EQ(Tiles(kTile - 2, 3), 2u);
+  for (std::size_t tile : {4096ul, 8192ul}) {
+    EXPECT_EQ(Tiles(0, 0, tile), 0u);
+    EXPECT_EQ(Tiles(1, 0, tile), 1u);
+    EXPECT_EQ(Tiles(tile, 0, tile), 1u);
+    EXPECT_EQ(Tiles(tile, 1, tile), 2u);
+    EXPECT_EQ(Tiles(tile - 3, 3, tile), 1u);
+    EXPECT_EQ(Tiles(tile - 2, 3, tile), 2u);
+    EXPECT_EQ(Tiles(3 * tile + 1, 0, tile), 4u);
+  }
 }
 
 TEST(ScanScratch, SizesCoverEveryTileAndLead) {
@@ -114,11 +132,23 @@ TEST(ScanScratch, SizesCoverEveryTileAndLead) {
   std::size_t previous = 0;
   for (std::size_t n : {1ul, 4093ul, 4094ul, 4096ul, 100000ul, 1ul << 28, 0xFFFFFFFFul}) {
     const std::size_t bytes = optimized::ExclusiveScanTempBytes<std::int32_t>(n);
-    EXPECT_GE(bytes, lookback::kCounterBytes + 8 * lookback::Tiles(n, lookback::kMaxLead)) << n;
+    const std::size_t tiles = lookback::Tiles(n, lookback::kMaxLead, lookback::Shape::kTile);
+    EXPECT_GE(bytes, lookback::kCounterBytes + 8 * tiles) << n;
     EXPECT_GE(bytes, previous) << n;
     EXPECT_EQ(bytes % kTempAlignment, 0u) << n;
     previous = bytes;
   }
+  // Every candidate configuration: a status word per tile of its own size, whatever the lead.
+  for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
+    EXPECT_EQ(e.temp_bytes(0), 0u) << e.name;
+    for (std::size_t n : {1ul, 8189ul, 8190ul, 12289ul, 1ul << 28}) {
+      EXPECT_GE(e.temp_bytes(n), lookback::kCounterBytes + 8 * lookback::Tiles(n, 3, e.tile))
+          << e.name << " n = " << n;
+    }
+  }
+  // The first candidate is the chapter's own scan.
+  EXPECT_EQ(lookback::TuneEntries().front().temp_bytes(1ul << 28),
+            optimized::ExclusiveScanTempBytes<std::uint32_t>(1ul << 28));
   EXPECT_EQ(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1024), 0u);
   EXPECT_GT(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1025), 0u);
 }
@@ -263,12 +293,12 @@ std::string ScanCaseName(const ::testing::TestParamInfo<ScanCase>& info) {
          info.param.layout.name;
 }
 
-// Sizes around the look-back tile (4096), its 32-tile look-back window (131072) and the
-// Blelloch tile (1024), primes and a few large ones.
+// Sizes around the look-back tile (4096), its 32-tile look-back group (131072), its 256-tile
+// window (2^20) and the Blelloch tile (1024), primes and a few large ones.
 constexpr std::size_t kSmallSizes[] = {0,     1,      2,      31,     32,     33,   1021,
                                        1024,  1025,   4095,   4096,   4097,   8191, 8193,
                                        12289, 131071, 131073, 135169, 1000003};
-constexpr std::size_t kLargeSizes[] = {(1u << 20) + 3, (1u << 24) + 1};
+constexpr std::size_t kLargeSizes[] = {(1u << 20) + 3, (1u << 21) + 4095, (1u << 24) + 1};
 
 std::vector<ScanCase> ScanCases() {
   std::vector<ScanCase> cases;
@@ -316,7 +346,7 @@ class ScanWrap : public staged::testing::GpuTestWithParam<Stage> {};
 // wraps in every tile and across every tile boundary.
 TEST_P(ScanWrap, AllOnesGiveMinusIndex) {
   const ScanFns<std::uint32_t> fns = Fns<std::uint32_t>(GetParam());
-  constexpr std::size_t kN = 3 * lookback::kTile + 17;
+  constexpr std::size_t kN = 3 * lookback::Shape::kTile + 17;
   const std::vector<std::uint32_t> in(kN, 0xFFFFFFFFu);
   staged::DeviceBuffer<std::uint32_t> d_in(in);
   staged::DeviceBuffer<std::uint32_t> d_out(kN);
@@ -335,6 +365,52 @@ INSTANTIATE_TEST_SUITE_P(Ch02, ScanWrap,
                          [](const ::testing::TestParamInfo<Stage>& info) {
                            return std::string(StageName(info.param));
                          });
+
+// Every candidate configuration of the look-back scan (the `--scan-tune` rows) against the CPU:
+// tile boundaries of 4096 and 8192, a 32-tile look-back group, the 16-byte path with and without
+// a lead, the 4-byte path, in place. Full-range data (sums wrap) and all-ones (wrap every step).
+struct TuneCase {
+  std::size_t entry;  // index into lookback::TuneEntries()
+  std::size_t n;
+  Layout layout;
+};
+
+void PrintTo(const TuneCase& c, std::ostream* os) {
+  *os << lookback::TuneEntries()[c.entry].name << " n=" << c.n << " " << c.layout.name;
+}
+
+std::string TuneCaseName(const ::testing::TestParamInfo<TuneCase>& info) {
+  std::string name = lookback::TuneEntries()[info.param.entry].name;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name + "_N" + std::to_string(info.param.n) + "_" + info.param.layout.name;
+}
+
+std::vector<TuneCase> TuneCases() {
+  std::vector<TuneCase> cases;
+  for (std::size_t e = 0; e < lookback::TuneEntries().size(); ++e) {
+    for (std::size_t n : {1ul, 4097ul, 8193ul, 24593ul, 135169ul, 1000003ul}) {
+      for (const Layout& l : {kAligned, kLead1, kMismatchedLead, kInPlaceLead2}) {
+        cases.push_back({e, n, l});
+      }
+    }
+  }
+  return cases;
+}
+
+class LookbackTune : public staged::testing::GpuTestWithParam<TuneCase> {};
+
+TEST_P(LookbackTune, MatchesCpu) {
+  const TuneCase c = GetParam();
+  const lookback::TuneEntry& e = lookback::TuneEntries()[c.entry];
+  const ScanFns<std::uint32_t> fns{e.scan, e.temp_bytes};
+  for (Data d : {Data::kUniform, Data::kMax}) {
+    CheckScan(fns, c.layout, MakeScanInput<std::uint32_t>(c.n, d),
+              std::string(e.name) + " n = " + std::to_string(c.n) + " " + c.layout.name + " " +
+                  DataName(d) + " seed " + std::to_string(kTestSeed));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ch02, LookbackTune, ::testing::ValuesIn(TuneCases()), TuneCaseName);
 
 // Runs 2^28 + 1 elements in place, from an offset that gives the 16-byte path a lead of one:
 // every word is 0x01010101 (set by cudaMemset, no host copy), so out[i] = i * 0x01010101
@@ -467,7 +543,7 @@ TEST(ScanConcurrency, TwoHostThreadsOnPerThreadStreams) {
 // between the replays: the scratch is reset by every replay, not only by the first call.
 TEST(ScanGraph, CapturedLookbackReplaysWithFreshScratch) {
   STAGED_REQUIRE_GPU();
-  constexpr std::size_t kN = 5 * lookback::kTile + 3;
+  constexpr std::size_t kN = 5 * lookback::Shape::kTile + 3;
   staged::Stream stream;
   staged::DeviceBuffer<std::uint32_t> d_in(kN);
   staged::DeviceBuffer<std::uint32_t> d_out(kN);

@@ -6,7 +6,8 @@
  *
  * Run: `ch02_optimized --n 2^29 --dist uniform` (every variant, CUB and the CPU in one table),
  * `ch02_naive --n 1M`, `ch02_optimized --scan --n 2^24` (adds the scan rows, 32-bit elements),
- * `ch02_optimized --scan-only --n 2^28` (the scan rows alone),
+ * `ch02_optimized --scan-only --n 2^28` (the scan rows alone), `ch02_optimized --scan-only
+ * --scan-tune --n 2^28` (adds a row per candidate configuration of the single-pass scan),
  * `ch02_optimized --stdin < in.bin > out.bin`.
  *
  * Measurement: every GPU row is the median of `--reps` gated reps (device time only). All rows
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
+#include "chapters/02_histogram_scan_countsort/scan_lookback_tune.hpp"
 #include "chapters/02_histogram_scan_countsort/stdin_mode.cuh"
 #include "common/cli.hpp"
 #include "common/device_buffer.hpp"
@@ -84,7 +86,7 @@ std::vector<SortStage> SortStages(std::size_t n, bool skip_naive) {
   return stages;
 }
 
-std::vector<ScanStage> ScanStages(std::size_t n, bool skip_naive) {
+std::vector<ScanStage> ScanStages(std::size_t n, bool skip_naive, bool tune) {
   using namespace ch02;  // NOLINT: as above
   std::vector<ScanStage> stages;
   if (!skip_naive || !kIsOptimized) {
@@ -98,6 +100,12 @@ std::vector<ScanStage> ScanStages(std::size_t n, bool skip_naive) {
                       optimized::ExclusiveScanTempBytes<std::uint32_t>(n)});
     stages.push_back({kLibraryScan, library::ExclusiveScan<std::uint32_t>,
                       library::ExclusiveScanTempBytes<std::uint32_t>(n)});
+    if (tune) {
+      for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
+        std::cerr << "scan-" << e.name << ": " << e.describe() << "\n";
+        stages.push_back({std::string("optimized:scan-") + e.name, e.scan, e.temp_bytes(n)});
+      }
+    }
   }
   return stages;
 }
@@ -147,6 +155,7 @@ int Run(int argc, char** argv) {
   bool with_scan = false;
   bool scan_only = false;
   bool skip_naive = false;
+  bool scan_tune = false;
   cli.AddFlag("stdin", &stdin_mode,
               "filter mode: read a 4-byte little-endian n and n bytes (n <= 537000000) from "
               "stdin, write the n sorted bytes to stdout, timings to stderr; --n/--dist ignored");
@@ -154,6 +163,9 @@ int Run(int argc, char** argv) {
               "also time the exclusive scan of n 32-bit integers (naive, Blelloch, single-pass "
               "look-back, CUB)");
   cli.AddFlag("scan-only", &scan_only, "time only the scan rows of --scan");
+  cli.AddFlag("scan-tune", &scan_tune,
+              "ch02_optimized: add a row optimized:scan-<config> per candidate configuration of "
+              "the single-pass scan (scan_lookback_tune.hpp); lists their occupancy on stderr");
   cli.AddFlag("skip-naive", &skip_naive,
               "ch02_optimized: leave out the naive rows (their global atomics take seconds on "
               "large all-equal inputs)");
@@ -177,7 +189,7 @@ int Run(int argc, char** argv) {
   const std::size_t n = static_cast<std::size_t>(opt.n);
   const std::string dist = staged::DistributionName(opt.dist);
   const bool sort_rows = !scan_only;
-  const bool scan_rows = with_scan || scan_only;
+  const bool scan_rows = with_scan || scan_only || scan_tune;
 
   if (kIsOptimized && n > static_cast<std::size_t>(INT_MAX)) {
     std::cerr << "note: n > INT_MAX: the CUB scan and radix sort rows run with a 64-bit item "
@@ -186,7 +198,7 @@ int Run(int argc, char** argv) {
   std::vector<SortStage> sorts;
   if (sort_rows) sorts = SortStages(n, skip_naive);
   std::vector<ScanStage> scans;
-  if (scan_rows) scans = ScanStages(n, skip_naive);
+  if (scan_rows) scans = ScanStages(n, skip_naive, scan_tune);
   std::size_t temp_bytes = 0;
   for (const SortStage& s : sorts) temp_bytes = std::max(temp_bytes, s.temp_bytes);
   for (const ScanStage& s : scans) temp_bytes = std::max(temp_bytes, s.temp_bytes);

@@ -1,10 +1,11 @@
 /**
  * @file scan_lookback.cuh
- * @brief Tile shape, shared-memory layout and status-word protocol of the single-pass scan with
- *        decoupled look-back (`scan_lookback.cu`), as pure functions the host tests can check.
+ * @brief Tile shapes, shared-memory layout and status-word protocol of the single-pass scan with
+ *        decoupled look-back (`scan_lookback_kernel.cuh`), as pure functions the host tests can
+ *        check.
  *
- * The scan cuts the input into tiles of `kLookbackTile` elements. Each tile owns one 64-bit
- * status word in the caller's scratch:
+ * The scan cuts the input into tiles of `kTile` elements, one per block. Each tile owns one
+ * 64-bit status word in the caller's scratch:
  *
  * | bits 32..63 (flag) | bits 0..31 (value) | meaning |
  * |---|---|---|
@@ -14,35 +15,60 @@
  *
  * Flag and value travel in one aligned 64-bit store, so a reader sees either the old word or
  * the new one, never a flag with a stale value: no fence is needed between them.
+ *
+ * How fast the scan runs is set by how many bytes each SM holds while its tiles wait: a tile
+ * waits about two L2 round trips (its tile index, its look-back) on top of its DRAM load, and
+ * by Little's law the bytes resident per SM divided by a tile's lifetime is the bandwidth. A
+ * tile that waits in registers costs registers (`kInShared` false: 16 or 32 elements per thread
+ * plus ~30 registers of bookkeeping); a tile copied by `cp.async` straight into shared memory
+ * waits there, so 12 blocks of 16 KiB fit in an SM's 228 KiB with 40 registers per thread.
  */
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "chapters/02_histogram_scan_countsort/countsort.cuh"
+
 namespace ch02::lookback {
 
-/// Threads per block; one block scans one tile.
-inline constexpr int kThreads = 256;
-/// Consecutive elements each thread scans in registers.
-inline constexpr int kItems = 16;
-/// 16-byte vectors (`uint4`) per thread.
-inline constexpr int kVectors = kItems / 4;
-/// Warps per block.
-inline constexpr int kWarps = kThreads / 32;
-/// Elements of one warp's segment of a tile.
-inline constexpr int kWarpItems = 32 * kItems;
-/// 16-byte vectors of one warp's segment.
-inline constexpr int kWarpVectors = kWarpItems / 4;
-/// Elements per tile.
-inline constexpr int kTile = kThreads * kItems;
+/**
+ * @brief One configuration of the single-pass scan kernel.
+ * @tparam kThreadsT threads per block (one block scans one tile)
+ * @tparam kItemsT consecutive elements each thread scans (a multiple of 4, at most 32)
+ * @tparam kInSharedT the tile waits for its prefix in shared memory, copied there by `cp.async`
+ *         (true), or in registers (false)
+ * @tparam kMinBlocksPerSmT blocks per SM the kernel is compiled for (caps registers per thread)
+ * @tparam kWindowGroupsT groups of 32 predecessors one look-back step reads at once
+ */
+template <int kThreadsT, int kItemsT, bool kInSharedT, int kMinBlocksPerSmT, int kWindowGroupsT>
+struct TileShape {
+  static constexpr int kThreads = kThreadsT;                ///< threads per block
+  static constexpr int kItems = kItemsT;                    ///< elements per thread
+  static constexpr bool kInShared = kInSharedT;             ///< tile waits in shared memory
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSmT;  ///< occupancy it is compiled for
+  static constexpr int kWindowGroups = kWindowGroupsT;      ///< look-back groups per step
+  static constexpr int kVectors = kItems / 4;               ///< 16-byte vectors per thread
+  static constexpr int kWarps = kThreads / 32;              ///< warps per block
+  static constexpr int kWarpItems = 32 * kItems;            ///< elements of a warp's segment
+  static constexpr int kWarpVectors = kWarpItems / 4;       ///< 16-byte vectors of a segment
+  static constexpr int kTile = kThreads * kItems;           ///< elements per tile
+  static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, one block");
+  static_assert(kItems % 4 == 0, "threads own whole 16-byte vectors");
+  static_assert(kVectors == 1 || kVectors == 2 || kVectors == 4 || kVectors == 8,
+                "SwizzledVector permutes within groups of 8 vectors");
+  static_assert(kWindowGroups >= 1 && kWindowGroups <= 8, "look-back window of 32..256 tiles");
+};
+
+/// The shape `ch02::optimized::ExclusiveScan` uses: 128 threads x 32 elements (16 KiB tiles)
+/// waiting in shared memory, 12 blocks per SM (192 KiB of tiles per SM, 40 registers per
+/// thread), a look-back window of 256 predecessors per round trip.
+using Shape = TileShape<128, 32, true, 12, 8>;
+
 /// Scratch bytes in front of the status words that hold the tile counter (one aligned block).
 inline constexpr std::size_t kCounterBytes = 256;
 /// The largest number of virtual elements put in front of the input to align it to 16 bytes.
 inline constexpr unsigned kMaxLead = 3;
-
-static_assert(kVectors == 1 || kVectors == 2 || kVectors == 4 || kVectors == 8,
-              "SwizzledVector permutes within groups of 8 vectors");
 
 /// Status flag (the high 32 bits of a status word): nothing published yet (the memset's zero).
 inline constexpr std::uint32_t kStatusInvalid = 0;
@@ -50,6 +76,20 @@ inline constexpr std::uint32_t kStatusInvalid = 0;
 inline constexpr std::uint32_t kStatusAggregate = 1;
 /// Status flag: the value is the inclusive prefix of the tile (everything up to its end).
 inline constexpr std::uint32_t kStatusPrefix = 2;
+
+/// How a look-back warp waits for predecessors that have not published yet: a pause before its
+/// first read of their status words, then a pause after every read that found one missing,
+/// doubling from @ref first_pause_ns up to @ref max_pause_ns (0: poll again at once).
+struct Backoff {
+  unsigned first_poll_delay_ns;  ///< pause between publishing the aggregate and the first read
+  unsigned first_pause_ns;       ///< pause after the first read that found a predecessor missing
+  unsigned max_pause_ns;         ///< longest pause between two reads
+};
+
+/// The backoff `ch02::optimized::ExclusiveScan` uses: read at once (the predecessors started
+/// earlier and have usually published), then short pauses: a read is an L2 round trip already,
+/// so a long pause only delays the tile after its predecessor has published.
+inline constexpr Backoff kBackoff{0, 32, 256};
 
 /// Packs a flag and a 32-bit value into one status word.
 /// @param[in] flag `kStatusAggregate` or `kStatusPrefix`
@@ -89,19 +129,45 @@ __host__ __device__ constexpr std::uint32_t LanesThroughFirstPrefix(std::uint32_
  * kVectors l ... kVectors l + kVectors - 1, its consecutive elements). A 16-byte shared access
  * is served eight lanes at a time, and eight lanes are conflict-free when they touch eight
  * different 16-byte bank groups (address / 16 mod 8). Blocked, eight lanes touch vectors
- * kVectors m + k (m = 0..7): for kVectors = 4 those fall into only two groups (4-way conflict).
- * XOR-ing bits 0..2 with bits 3..5 of the index spreads them over all eight groups while leaving
- * the striped pattern (eight consecutive vectors with equal bits 3..5) a permutation of the
- * eight groups, and costs no extra memory, unlike padding.
- * @param[in] v vector index in the warp's segment, 0 <= v < kWarpVectors
+ * kVectors m + k (m = 0..7): for kVectors = 4 those fall into only two groups (4-way conflict),
+ * for kVectors = 8 into one (8-way). XOR-ing bits 0..2 with bits 3..5 of the index (as many as
+ * kVectors - 1 covers) spreads them over all eight groups while leaving the striped pattern
+ * (eight consecutive vectors with equal bits 3..5) a permutation of the eight groups, and costs
+ * no extra memory, unlike padding.
+ * @tparam kVectors 16-byte vectors per thread (1, 2, 4 or 8)
+ * @param[in] v vector index in the warp's segment, 0 <= v < 32 kVectors
  * @return the slot of vector @p v in the warp's buffer
  */
-__host__ __device__ constexpr int SwizzledVector(int v) { return v ^ ((v >> 3) & (kVectors - 1)); }
+template <int kVectors>
+__host__ __device__ constexpr int SwizzledVector(int v) {
+  return v ^ ((v >> 3) & (kVectors - 1));
+}
 
-/// Tiles that cover @p n elements placed after @p lead virtual elements.
+/// Shared-memory word (4-byte slot) that holds element @p e of a warp's segment: word e mod 4 of
+/// vector e / 4, the layout of the 16-byte path, so that the 4-byte path (32 lanes touching 32
+/// consecutive elements) still hits 32 different banks.
+/// @tparam kVectors 16-byte vectors per thread (1, 2, 4 or 8)
+/// @param[in] e element index in the warp's segment
+template <int kVectors>
+__host__ __device__ constexpr int SwizzledWord(int e) {
+  return 4 * SwizzledVector<kVectors>(e / 4) + e % 4;
+}
+
+/// Tiles of @p tile elements that cover @p n elements placed after @p lead virtual elements.
 /// @param[in] n number of elements
 /// @param[in] lead virtual elements in front of the first (0..kMaxLead)
-/// @return ceil((n + lead) / kTile)
-constexpr std::size_t Tiles(std::size_t n, unsigned lead) { return (n + lead + kTile - 1) / kTile; }
+/// @param[in] tile elements per tile (`TileShape::kTile`)
+/// @return ceil((n + lead) / tile)
+constexpr std::size_t Tiles(std::size_t n, unsigned lead, std::size_t tile) {
+  return (n + lead + tile - 1) / tile;
+}
+
+/// Scratch bytes of one scan of @p n elements in tiles of @p tile elements: the tile counter and
+/// one 8-byte status word per tile (whatever the lead), rounded by `AlignTemp`; 0 for n = 0.
+/// @param[in] n number of elements
+/// @param[in] tile elements per tile (`TileShape::kTile`)
+constexpr std::size_t ScratchBytes(std::size_t n, std::size_t tile) {
+  return n == 0 ? 0 : kCounterBytes + AlignTemp(Tiles(n, kMaxLead, tile) * sizeof(std::uint64_t));
+}
 
 }  // namespace ch02::lookback
