@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
@@ -302,7 +303,7 @@ TEST(Ch04Stages, NamesParseAndBestIsListed) {
   EXPECT_TRUE(optimized::Info(optimized::Stage::kTiled16).supports_int);
   EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kSkinny, 8, 4096));
   EXPECT_FALSE(optimized::TimedOnShape(optimized::Stage::kSkinny, 4096, 4096));
-  EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kBigTile, 8, 8));
+  EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kPipelined, 8, 8));
 }
 
 // The shape rule, class by class, on an H200 (132 SMs).
@@ -310,58 +311,55 @@ constexpr int kH200Sms = 132;
 
 struct RuleCase {
   Shape shape;
-  bool aligned;
   optimized::Stage expected;
 };
 
 void PrintTo(const RuleCase& c, std::ostream* os) {
-  *os << ShapeName(c.shape) << (c.aligned ? "" : "u") << "->" << optimized::Info(c.expected).name;
+  *os << ShapeName(c.shape) << "->" << optimized::Info(c.expected).name;
 }
 
 class Ch04Rule : public ::testing::TestWithParam<RuleCase> {};
 
 TEST_P(Ch04Rule, PicksTheStageForTheShapeClass) {
   const RuleCase& c = GetParam();
-  EXPECT_EQ(
-      optimized::Info(optimized::ChooseStage(c.shape.m, c.shape.n, c.shape.k, c.aligned, kH200Sms))
-          .name,
-      std::string(optimized::Info(c.expected).name))
-      << ShapeName(c.shape) << (c.aligned ? " aligned" : " unaligned");
+  EXPECT_EQ(optimized::Info(optimized::ChooseStage(c.shape.m, c.shape.n, c.shape.k, kH200Sms)).name,
+            std::string(optimized::Info(c.expected).name))
+      << ShapeName(c.shape);
+}
+
+TEST(Ch04Rule, LargeShapesGetAWholeKStageOf128x128Tiles) {
+  // Rule 5 names one of the 128×128 kernels that run K in one block (no workspace).
+  EXPECT_TRUE(optimized::kLargeShapeStage == optimized::Stage::kDoubleBuffer ||
+              optimized::kLargeShapeStage == optimized::Stage::kPipelined);
 }
 
 using optimized::Stage;
+constexpr Stage kLarge = optimized::kLargeShapeStage;
 INSTANTIATE_TEST_SUITE_P(
     H200, Ch04Rule,
     ::testing::Values(
-        // Large, aligned, K long enough: the big tile.
-        RuleCase{{4096, 4096, 4096}, true, Stage::kBigTile},
-        RuleCase{{8192, 8192, 8192}, true, Stage::kBigTile},
-        RuleCase{{2048, 2048, 2048}, true, Stage::kBigTile},
-        RuleCase{{4096, 4096, 512}, true, Stage::kBigTile},
-        RuleCase{{8192, 1024, 8192}, true, Stage::kBigTile},
-        // Large but unaligned rows, or K too short for the big tile: double buffering.
-        RuleCase{{4097, 4095, 4093}, false, Stage::kDoubleBuffer},
-        RuleCase{{4096, 4096, 64}, true, Stage::kDoubleBuffer},
+        // Enough 128×128 tiles for every SM, K longer than kShortK: the large-shape stage,
+        // aligned or not.
+        RuleCase{{4096, 4096, 4096}, kLarge}, RuleCase{{8192, 8192, 8192}, kLarge},
+        RuleCase{{2048, 2048, 2048}, kLarge}, RuleCase{{4096, 4096, 512}, kLarge},
+        RuleCase{{8192, 1024, 8192}, kLarge}, RuleCase{{4097, 4095, 4093}, kLarge},
+        RuleCase{{1024, 2176, 65}, kLarge},
+        // Short K: warp tiling.
+        RuleCase{{4096, 4096, 64}, Stage::kWarpTile}, RuleCase{{1024, 2176, 64}, Stage::kWarpTile},
+        RuleCase{{4095, 4097, 9}, Stage::kWarpTile},
         // Fewer 128×128 tiles than SMs: split-K.
-        RuleCase{{1024, 1024, 1024}, true, Stage::kSplitK},
-        RuleCase{{1023, 1021, 1027}, false, Stage::kSplitK},
-        RuleCase{{64, 4096, 4096}, true, Stage::kSplitK},
-        RuleCase{{4096, 64, 4096}, true, Stage::kSplitK},
-        RuleCase{{127, 129, 4099}, false, Stage::kSplitK},
-        RuleCase{{256, 256, 256}, true, Stage::kSplitK},
+        RuleCase{{1024, 1024, 1024}, Stage::kSplitK}, RuleCase{{1023, 1021, 1027}, Stage::kSplitK},
+        RuleCase{{64, 4096, 4096}, Stage::kSplitK}, RuleCase{{4096, 64, 4096}, Stage::kSplitK},
+        RuleCase{{127, 129, 4099}, Stage::kSplitK}, RuleCase{{256, 256, 256}, Stage::kSplitK},
+        RuleCase{{1024, 2048, 64}, Stage::kSplitK},
         // Few rows or few columns, enough 8×8 tiles: skinny.
-        RuleCase{{1000, 8, 1000}, true, Stage::kSkinny},
-        RuleCase{{8, 1000, 1000}, true, Stage::kSkinny},
-        RuleCase{{16, 4096, 4096}, true, Stage::kSkinny},
+        RuleCase{{1000, 8, 1000}, Stage::kSkinny}, RuleCase{{8, 1000, 1000}, Stage::kSkinny},
+        RuleCase{{16, 4096, 4096}, Stage::kSkinny},
         // Skinny but too few tiles to fill a quarter of the SMs: split-K instead.
-        RuleCase{{8, 8, 100000}, true, Stage::kSplitK},
+        RuleCase{{8, 8, 100000}, Stage::kSplitK}, RuleCase{{17, 4096, 4096}, Stage::kSplitK},
         // Nothing to compute.
-        RuleCase{{0, 5, 5}, true, Stage::kDoubleBuffer},
-        RuleCase{{5, 5, 0}, true, Stage::kDoubleBuffer}),
-    [](const auto& info) {
-      const RuleCase& c = info.param;
-      return ShapeName(c.shape) + (c.aligned ? "" : "u");
-    });
+        RuleCase{{0, 5, 5}, Stage::kDoubleBuffer}, RuleCase{{5, 5, 0}, Stage::kDoubleBuffer}),
+    [](const auto& info) { return ShapeName(info.param.shape); });
 
 struct PlanCase {
   Shape shape;
@@ -390,12 +388,13 @@ TEST_P(Ch04Plan, FillsTheSmsAndCoversK) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H200, Ch04Plan,
-                         ::testing::Values(PlanCase{{1024, 1024, 1024}, 128, 128, 2},
-                                           PlanCase{{1023, 1021, 1027}, 128, 128, 2},
-                                           PlanCase{{64, 4096, 4096}, 64, 128, 8},
-                                           PlanCase{{4096, 64, 4096}, 128, 64, 8},
-                                           PlanCase{{127, 129, 4099}, 128, 64, 86},
-                                           PlanCase{{4096, 4096, 4096}, 128, 128, 1}),
+                         ::testing::Values(PlanCase{{1024, 1024, 1024}, 128, 128, 4},
+                                           PlanCase{{1023, 1021, 1027}, 128, 128, 4},
+                                           PlanCase{{64, 4096, 4096}, 64, 128, 16},
+                                           PlanCase{{4096, 64, 4096}, 128, 64, 16},
+                                           PlanCase{{127, 129, 4099}, 128, 64, 129},
+                                           PlanCase{{4096, 4096, 4096}, 128, 128, 1},
+                                           PlanCase{{2048, 2048, 2048}, 128, 128, 1}),
                          [](const auto& info) { return ShapeName(info.param.shape); });
 
 TEST(Ch04Stages, DimensionsAreChecked) {
@@ -643,7 +642,9 @@ INSTANTIATE_TEST_SUITE_P(
                       SplitCase{{64, 64, 1000}, 2}, SplitCase{{64, 64, 1000}, 3},
                       SplitCase{{64, 64, 1000}, 7}, SplitCase{{64, 64, 1000}, 125},
                       SplitCase{{65, 63, 1001}, 5}, SplitCase{{65, 63, 1001}, 200},
-                      SplitCase{{128, 128, 9}, 2}, SplitCase{{130, 130, 17}, 3}),
+                      SplitCase{{128, 128, 9}, 2}, SplitCase{{130, 130, 17}, 3},
+                      // The 64-wide tiles whole, 16 splits (the plan of 64×4096×4096).
+                      SplitCase{{64, 512, 2048}, 16}, SplitCase{{256, 64, 2048}, 16}),
     [](const auto& info) {
       return ShapeName(info.param.shape) + "_" + std::to_string(info.param.slices);
     });
@@ -654,12 +655,25 @@ TEST_F(Ch04Workspace, OnlySplitKNeedsOneAndItMustBeAligned) {
   EXPECT_GT(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kSplitK), 0u);
   EXPECT_GT(optimized::WorkspaceBytes(127, 129, 4099), 0u);  // best = split-K here
   EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4096), 0u);
-  EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kBigTile), 0u);
+  EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kPipelined), 0u);
   EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 0, optimized::Stage::kSplitK), 0u);
   staged::DeviceBuffer<float> a(64 * 64), b(64 * 64), c(64 * 64), ws(4096);
   EXPECT_THROW(optimized::Matmul(a.data(), b.data(), c.data(), 64, 64, 64,
                                  optimized::Stage::kSplitK, nullptr, {ws.data() + 1, 1024}),
                std::invalid_argument);
+}
+
+class Ch04Residency : public staged::testing::GpuTest {};
+
+TEST_F(Ch04Residency, SplitKTilesHoldTheWarpsThePlanAssumes) {
+  // PlanSplitK's model assumes kSplitKWarpsPerSm warps per SM for every tile; the kernels'
+  // __launch_bounds__ must make that true (a register or shared-memory change can break it).
+  for (const auto& [tile_m, tile_n] : {std::pair{128, 128}, {128, 64}, {64, 128}, {64, 64}}) {
+    const int warps = tile_m * tile_n / 64 / 32;
+    EXPECT_EQ(optimized::ResidentTileBlocks(tile_m, tile_n), optimized::kSplitKWarpsPerSm / warps)
+        << tile_m << "x" << tile_n;
+  }
+  EXPECT_THROW(optimized::ResidentTileBlocks(32, 128), std::invalid_argument);
 }
 
 class Ch04IntStages : public staged::testing::GpuTest {};

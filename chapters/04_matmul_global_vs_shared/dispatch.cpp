@@ -34,10 +34,8 @@ const std::vector<StageInfo> kStages = {
      "two shared buffers, next tile loaded during this one, one barrier per tile"},
     {Stage::kWarpTile, "warptile", 128, 128, 8, 256, 32.0, 2.0, false,
      "32x64 warp tiles, 2 blocks/SM (__launch_bounds__), grouped block order for L2"},
-    {Stage::kBigTile, "bigtile", 128, 128, 8, 128, 32.0, 2.67, false,
-     "16x8 outputs per thread in 64x64 warp tiles, 128 threads, 2 blocks/SM"},
-    {Stage::kBigTile256, "bigtile256", 128, 256, 8, 256, 42.7, 2.67, false,
-     "stage 6 with a 128x256 block of 8 warps, 1 block/SM (candidate)"},
+    {Stage::kPipelined, "pipelined", 128, 128, 8, 256, 32.0, 2.0, false,
+     "stage 4 + next tile's first fragments read before the barrier step's FFMAs"},
     {Stage::kSplitK, "splitk", 128, 128, 8, 256, 32.0, 2.0, false,
      "tile of 64 or 128 from the shape, K split across blocks, ordered reduction"},
     {Stage::kSkinny, "skinny", 8, 8, 256, 256, 2.0, 0.0, false,
@@ -61,14 +59,27 @@ int SmCount() {
 /// Floats of workspace one split needs: M rows of N rounded up to a multiple of 4.
 std::size_t SliceFloats(int m, int n) { return static_cast<std::size_t>(m) * ((n + 3) / 4 * 4); }
 
-/// Units (one k-step of a full SM) a block spends outside its loop: prologue and epilogue.
-constexpr double kBlockOverhead = 24.0;
+// PlanSplitK's model (see its documentation in matmul.cuh), in units of one 8-deep k-tile of
+// an SM holding kSplitKWarpsPerSm warps.
+/// Least cost of one k-tile: the latency of its global loads, when too few warps hide it.
+constexpr double kLatencyFloor = 0.85;
+/// Units a wave of blocks spends outside its loop: the first tile's loads, the stores.
+constexpr double kWaveOverhead = 2.0;
 /// Units the reduction launch costs before it reads anything.
-constexpr double kReduceLaunch = 24.0;
+constexpr double kReduceLaunch = 1.5;
 /// Partial sums the reduction reads per unit.
-constexpr double kReduceFloatsPerUnit = 65536.0;
+constexpr double kReduceFloatsPerUnit = 1 << 20;
+/// A plan replaces the best so far only when it is this much cheaper: the model is no finer,
+/// and near-ties then go to the plan found first (larger tile, fewer splits).
+constexpr double kTieBand = 0.02;
 /// Most splits PlanSplitK considers.
 constexpr int kMaxSplits = 256;
+
+/// Cost of one wave whose busiest SM holds @p warps warps, each block running @p ktiles tiles.
+double WaveCost(long long warps, long long ktiles) {
+  const double per_ktile = std::max(kLatencyFloor, static_cast<double>(warps) / kSplitKWarpsPerSm);
+  return static_cast<double>(ktiles) * per_ktile + kWaveOverhead;
+}
 
 }  // namespace
 
@@ -96,41 +107,45 @@ bool TimedOnShape(Stage stage, int m, int n) {
   return stage != Stage::kSkinny || std::min(m, n) <= 64;
 }
 
-Stage ChooseStage(int m, int n, int k, bool aligned, int sms) {
+Stage ChooseStage(int m, int n, int k, int sms) {
   if (m == 0 || n == 0 || k == 0) return Stage::kDoubleBuffer;
   const long long skinny_tiles = CeilDiv(m, 8) * CeilDiv(n, 8);
   if (std::min(m, n) <= kSkinnyMaxSide && 4 * skinny_tiles >= sms) return Stage::kSkinny;
-  const long long tiles = CeilDiv(m, 128) * CeilDiv(n, 128);
-  if (tiles < sms) return Stage::kSplitK;
-  if (aligned && k >= kBigTileMinK) return Stage::kBigTile;
-  return Stage::kDoubleBuffer;
+  if (CeilDiv(m, 128) * CeilDiv(n, 128) < sms) return Stage::kSplitK;
+  if (k <= kShortK) return Stage::kWarpTile;
+  return kLargeShapeStage;
 }
 
 SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
   struct Tile {
     int m, n;
   };
-  // Larger tiles first: on a tie they win (fewer, fuller blocks).
+  // Larger tiles first: on a near-tie they win (fewer, fuller blocks, fewer loads per flop).
   constexpr Tile kTiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}};
   SplitPlan best;
   best.cost = std::numeric_limits<double>::infinity();
+  sms = std::max(sms, 1);
   const int top = static_cast<int>(
       std::min<long long>({std::max(max_splits, 1), kMaxSplits, CeilDiv(std::max(k, 1), 8)}));
   for (const Tile& t : kTiles) {
     const long long tiles = CeilDiv(m, t.m) * CeilDiv(n, t.n);
-    const int threads = t.m * t.n / 64;
-    const long long slots = static_cast<long long>(std::max(sms, 1)) * (256 / threads);
+    const int warps = t.m * t.n / 64 / 32;  // 8×8 outputs per thread
+    const long long slots = static_cast<long long>(sms) * (kSplitKWarpsPerSm / warps);
     for (int s = 1; s <= top; ++s) {
       const int chunk = static_cast<int>(CeilDiv(CeilDiv(std::max(k, 1), s), 8) * 8);
       const int splits = static_cast<int>(CeilDiv(std::max(k, 1), chunk));
       if (splits != s) continue;  // the same plan as a smaller s
-      const long long waves = CeilDiv(tiles * splits, slots);
-      double cost = static_cast<double>(waves) * (chunk + kBlockOverhead);
+      const long long blocks = tiles * splits;
+      const long long ktiles = chunk / 8;
+      // Full waves hold kSplitKWarpsPerSm warps on every SM; the last one may hold fewer.
+      const long long full = blocks / slots, rest = blocks % slots;
+      double cost = static_cast<double>(full) * WaveCost(kSplitKWarpsPerSm, ktiles);
+      if (rest > 0) cost += WaveCost(CeilDiv(rest, sms) * warps, ktiles);
       if (splits > 1) {
         cost +=
             kReduceLaunch + static_cast<double>(splits) * SliceFloats(m, n) / kReduceFloatsPerUnit;
       }
-      if (cost < best.cost) best = {t.m, t.n, splits, chunk, cost};
+      if (cost < best.cost * (1.0 - kTieBand)) best = {t.m, t.n, splits, chunk, cost};
     }
   }
   return best;
@@ -140,8 +155,7 @@ std::size_t WorkspaceBytes(int m, int n, int k, Stage stage) {
   CheckDimensions(m, n, k);
   if (m == 0 || n == 0 || k == 0) return 0;
   const int sms = SmCount();
-  // The split decision does not depend on alignment (only bigtile against doublebuffer does).
-  if (stage == Stage::kBest) stage = ChooseStage(m, n, k, true, sms);
+  if (stage == Stage::kBest) stage = ChooseStage(m, n, k, sms);
   if (stage != Stage::kSplitK) return 0;
   const SplitPlan plan = PlanSplitK(m, n, k, sms);
   return plan.splits > 1 ? plan.splits * SliceFloats(m, n) * sizeof(float) : 0;
@@ -173,10 +187,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
     }
     const detail::Problem p{d_a, d_b, d_c, m, n, k};
     const int sms = SmCount();
-    if (stage == Stage::kBest) {
-      const detail::Alignment al = detail::AlignmentOf(p);
-      stage = ChooseStage(m, n, k, al.vec_a && al.vec_n, sms);
-    }
+    if (stage == Stage::kBest) stage = ChooseStage(m, n, k, sms);
     switch (stage) {
       case Stage::kRegBlock:
         detail::LaunchRegBlock(p, stream);
@@ -188,9 +199,8 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
       case Stage::kWarpTile:
         detail::LaunchDoubleBuffer(p, stage == Stage::kWarpTile, stream);
         break;
-      case Stage::kBigTile:
-      case Stage::kBigTile256:
-        detail::LaunchBigTile(p, stage == Stage::kBigTile256, stream);
+      case Stage::kPipelined:
+        detail::LaunchPipelined(p, stream);
         break;
       case Stage::kSplitK: {
         // As many splits as the workspace holds (none without one).

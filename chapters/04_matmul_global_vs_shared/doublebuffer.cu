@@ -13,8 +13,12 @@
  *    rows so the A and B panels in flight stay in L2.
  * 3. For stage 7, the block tile is a template parameter (128 or 64 on each side, 8×8 outputs
  *    per thread whatever the tile, so 256, 128 or 64 threads) and blockIdx.y selects a range of
- *    K whose partial product goes to its own slice of a workspace.
+ *    K whose partial product goes to its own slice of a workspace. The smaller tiles are capped
+ *    at 128 registers so that 16 warps share an SM as with 128×128 (4 or 8 blocks): one tile
+ *    in flight per block hides the loads' latency only when many blocks take turns.
  */
+#include <stdexcept>
+
 #include "chapters/04_matmul_global_vs_shared/stages.hpp"
 #include "chapters/04_matmul_global_vs_shared/tile_loads.cuh"
 #include "common/cuda_check.hpp"
@@ -23,9 +27,11 @@ namespace ch04::optimized::detail {
 
 /// Blocks per SM that each tile's __launch_bounds__ asks for: stage 4 leaves the register
 /// count to the compiler (it settles at or under 128, two blocks per SM anyway), stage 5 asks
-/// for two explicitly; the 128- and 64-thread tiles of stage 7 ask for 8 warps per SM.
+/// for two explicitly; the 128- and 64-thread tiles of stage 7 ask for kSplitKWarpsPerSm warps
+/// per SM (at most 128 registers per thread), the residency PlanSplitK assumes.
 template <int kThreads, bool kWarpTiling>
-constexpr int kMinBlocks = kWarpTiling ? 2 : 256 / kThreads;
+constexpr int kMinBlocks = kWarpTiling ? 2
+                                       : (kThreads == 256 ? 1 : kSplitKWarpsPerSm * 32 / kThreads);
 
 /**
  * @brief Stages 4, 5 and 7: a kBm×kBn tile of C (8×8 outputs per thread), two shared buffers so
@@ -155,6 +161,19 @@ void LaunchDoubleBufferTiles(const Problem& p, int tile_m, int tile_n, const Spl
   }
 }
 
+namespace {
+
+/// Blocks of the whole-tile, aligned instance for tile kBm×kBn that one SM holds.
+template <int kBm, int kBn>
+int ResidentBlocksOf() {
+  int blocks = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &blocks, MatmulDoubleBufferKernel<kBm, kBn, true, true, false, false>, kBm * kBn / 64, 0));
+  return blocks;
+}
+
+}  // namespace
+
 void LaunchDoubleBuffer(const Problem& p, bool warp_tiling, cudaStream_t stream) {
   // One split covering all of K, written straight to C.
   const SplitOutput whole_k{1, p.k, p.c, p.n, p.n, 0, AlignmentOf(p).vec_n};
@@ -166,3 +185,15 @@ void LaunchDoubleBuffer(const Problem& p, bool warp_tiling, cudaStream_t stream)
 }
 
 }  // namespace ch04::optimized::detail
+
+namespace ch04::optimized {
+
+int ResidentTileBlocks(int tile_m, int tile_n) {
+  if (tile_m == 128 && tile_n == 128) return detail::ResidentBlocksOf<128, 128>();
+  if (tile_m == 128 && tile_n == 64) return detail::ResidentBlocksOf<128, 64>();
+  if (tile_m == 64 && tile_n == 128) return detail::ResidentBlocksOf<64, 128>();
+  if (tile_m == 64 && tile_n == 64) return detail::ResidentBlocksOf<64, 64>();
+  throw std::invalid_argument("ch04 split-K tiles are 64 or 128 on each side");
+}
+
+}  // namespace ch04::optimized

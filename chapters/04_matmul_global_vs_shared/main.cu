@@ -33,7 +33,6 @@
 #include <vector>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
-#include "common/aligned_split.hpp"
 #include "common/cli.hpp"
 #include "common/device_buffer.hpp"
 #include "common/entry.hpp"
@@ -82,17 +81,16 @@ std::string ShapeLabel(bool is_float, const Shape& s) {
 }
 
 /// One line on stderr saying which stage `best` runs on this shape, and why (for the notes).
-void NoteChoice(const Shape& s, bool aligned, int sms) {
+void NoteChoice(const Shape& s, int sms) {
   namespace opt = ch04::optimized;
-  const opt::Stage stage = opt::ChooseStage(s.m, s.n, s.k, aligned, sms);
+  const opt::Stage stage = opt::ChooseStage(s.m, s.n, s.k, sms);
   std::cerr << "note: best = " << opt::Info(stage).name;
   if (stage == opt::Stage::kSplitK) {
     const opt::SplitPlan plan = opt::PlanSplitK(s.m, s.n, s.k, sms);
     std::cerr << " (" << plan.tile_m << "x" << plan.tile_n << " tiles, " << plan.splits
               << " splits of K = " << plan.k_chunk << ")";
   }
-  std::cerr << " for " << ShapeLabel(true, s) << (aligned ? "" : ", rows not 16-byte aligned")
-            << "\n";
+  std::cerr << " for " << ShapeLabel(true, s) << "\n";
 }
 
 template <typename T>
@@ -145,11 +143,7 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
                           ch04::optimized::Matmul(d_a.data(), d_b.data(), d_c.data(), s.m, s.n, s.k,
                                                   chosen, st, workspace);
                         }});
-    if (kFloat) {
-      const bool aligned = s.k % 4 == 0 && s.n % 4 == 0 && staged::IsAligned16(d_a.data()) &&
-                           staged::IsAligned16(d_b.data()) && staged::IsAligned16(d_c.data());
-      NoteChoice(s, aligned, ctx.device.sm_count);
-    }
+    if (kFloat) NoteChoice(s, ctx.device.sm_count);
   }
   std::optional<ch04::library::Cublas> cublas;
   if constexpr (kFloat) {

@@ -154,8 +154,7 @@ enum class Stage {
   kVectorized,    ///< 3. + 16-byte global loads, A stored transposed and padded, float4 LDS
   kDoubleBuffer,  ///< 4. + two shared buffers: the next tile is loaded while this one is used
   kWarpTile,      ///< 5. + warp tiling, two blocks per SM (__launch_bounds__), L2-friendly order
-  kBigTile,       ///< 6. 16×8 outputs per thread, 64×64 warp tiles, 128 threads, 2 blocks/SM
-  kBigTile256,    ///< 6b. (measurement candidate) stage 6 with a 128×256 block of 256 threads
+  kPipelined,     ///< 6. stage 4 + fragments double-buffered in registers across the barrier
   kSplitK,        ///< 7. tile shape from the problem, K split across blocks, ordered reduction
   kSkinny,        ///< 8. one 8×8 tile of C per block, K split across all 256 threads
   kBest,          ///< the default: the stage ChooseStage picks for the shape
@@ -193,26 +192,45 @@ bool TimedOnShape(Stage stage, int m, int n);
 
 /// Largest min(M, N) that ChooseStage sends to the skinny stage.
 inline constexpr int kSkinnyMaxSide = 16;
-/// Smallest K for which ChooseStage prefers the big-tile stage over double buffering.
-inline constexpr int kBigTileMinK = 256;
+/// Largest K that ChooseStage treats as short (rule 4).
+inline constexpr int kShortK = 64;
+/// The stage of rule 5, large shapes: the 128×128 kernel that measured fastest on the target
+/// GPU (the lesson's stage table). stage 6 (kPipelined) is its candidate successor.
+inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 
-/// @brief The shape rule behind Stage::kBest: a pure function of the shape, the alignment and
-///        the SM count (tested on the host for every shape class).
+/// @brief The shape rule behind Stage::kBest: a pure function of the shape and the SM count
+///        (tested on the host for every shape class). Each rule names the stage that was
+///        fastest on its class of shapes in the lesson's measurements.
 ///
 /// 1. M, N or K zero: nothing to multiply, kDoubleBuffer (it writes zeros or nothing).
-/// 2. min(M, N) <= kSkinnyMaxSide and at least sms/4 tiles of 8×8: kSkinny. A 128-wide tile
-///    would compute mostly padding; an 8×8 tile with K split over 256 threads does not.
-/// 3. Fewer 128×128 tiles than SMs: kSplitK (PlanSplitK picks the tile and the number of splits
-///    so that the blocks fill the SMs).
-/// 4. Rows 16-byte aligned and K >= kBigTileMinK: kBigTile (fewest instructions per FFMA).
-/// 5. Otherwise kDoubleBuffer: unaligned rows, or K so short that a block's prologue and
-///    epilogue weigh more than its loop; two 256-thread blocks per SM overlap them.
+/// 2. min(M, N) <= kSkinnyMaxSide and at least sms/4 tiles of 8×8: kSkinny. A 64- or
+///    128-wide tile would compute mostly padding; an 8×8 tile with K split over 256 threads
+///    does not.
+/// 3. Fewer 128×128 tiles than SMs: kSplitK. PlanSplitK picks a tile of 64 or 128 on each side
+///    and the number of splits of K so that the blocks fill the SMs (two-wide rectangles such
+///    as 64×4096×4096 and 1024³ alike).
+/// 4. K <= kShortK: kWarpTile. A block's loop is at most 8 tiles, so its time goes to the
+///    prologue and to writing its 128×128 outputs rather than to the FFMA loop where stage 4
+///    is ahead; on such shapes the warp-tiled stage measured fastest.
+/// 5. Otherwise kLargeShapeStage, the measured fastest 128×128 kernel: two 256-thread blocks
+///    per SM, every tile whole or nearly so, enough tiles for several waves.
 /// @param[in] m rows of C
 /// @param[in] n columns of C
 /// @param[in] k inner dimension
-/// @param[in] aligned K % 4 == 0, N % 4 == 0 and A, B, C 16-byte aligned
 /// @param[in] sms streaming multiprocessors of the device
-Stage ChooseStage(int m, int n, int k, bool aligned, int sms);
+Stage ChooseStage(int m, int n, int k, int sms);
+
+/// Warps per SM that each split-K tile's kernel keeps resident (its __launch_bounds__ caps the
+/// registers so that 512 threads fit), and that PlanSplitK's model assumes.
+inline constexpr int kSplitKWarpsPerSm = 16;
+
+/// @brief Blocks of the split-K kernel with tile @p tile_m × @p tile_n that one SM of the current
+///        device holds at once (the occupancy API on the whole-tile instance). PlanSplitK
+///        assumes kSplitKWarpsPerSm warps, i.e. 2 blocks of 128×128, 4 of 128×64 or 64×128, 8 of
+///        64×64; a test checks the device agrees.
+/// @param[in] tile_m rows per block: 64 or 128
+/// @param[in] tile_n columns per block: 64 or 128
+int ResidentTileBlocks(int tile_m, int tile_n);
 
 /// How the split-K stage covers a shape.
 struct SplitPlan {
@@ -224,13 +242,19 @@ struct SplitPlan {
 };
 
 /// @brief The split-K rule: among tiles 128×128, 128×64, 64×128, 64×64 and 1..max_splits
-///        splits, the plan with the lowest estimated time (ties: larger tile, fewer splits).
+///        splits, the plan with the lowest estimated time (a plan within 2 % of a larger tile's
+///        or of one with fewer splits counts as a tie and loses to it).
 ///
-/// The model: a wave of blocks, enough for 8 warps on every SM, takes (k_chunk + 24) units (24:
-/// each block's prologue and epilogue); waves = ceil(tiles·splits / (sms·8 warps / warps per
-/// block)); a split adds 24 units for the reduction launch plus one unit per 65536 floats of
-/// partial sums read. Every configuration keeps 8×8 outputs per thread, so a full SM holds the
-/// same 16384 outputs whatever the tile, and only the wave count and k_chunk differ.
+/// The model counts in units of one 8-deep k-tile of an SM that holds kSplitKWarpsPerSm warps
+/// (compute-bound: 16 warps × 512 FFMAs over 4 schedulers). Every tile keeps 8×8 outputs per
+/// thread, so a full SM holds the same 16384 outputs whatever the tile: 2, 4 or 8 blocks. A
+/// wave is the blocks resident at once; in a wave whose busiest SM holds w warps, each k-tile
+/// costs max(0.85, w/16) units: fewer warps do less work per k-tile, but a k-tile never takes
+/// less than the latency of its global loads, which one tile in flight per block cannot hide
+/// with fewer than about 14 warps. A wave adds 2 units (prologue and epilogue); a split adds
+/// 1.5 units (the reduction's launch) plus one unit per 2^20 partial sums read. So 1024³ takes
+/// 4 splits (256 blocks, 2 per SM, 32 k-tiles each) rather than 2 (one block per SM, 64
+/// k-tiles), and 64×4096×4096 takes 64×128 tiles in 16 splits (512 blocks, 4 per SM).
 /// @param[in] m rows of C
 /// @param[in] n columns of C
 /// @param[in] k inner dimension (>= 1)

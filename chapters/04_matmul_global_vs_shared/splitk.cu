@@ -13,8 +13,9 @@
  *    to a multiple of 4 floats so every store is a float4.
  * 3. SplitKReduceKernel adds the slices in a fixed order (threads of a group take every
  *    kLanes-th slice, then a butterfly) and writes C.
- * At 1024³ the 64 tiles of 128×128 leave 68 of 132 SMs idle; two splits of K = 512 give 128
- * blocks. At 127×129×4099 three tiles of 128×64 times 86 splits of 48 give 258 blocks.
+ * At 1024³ the 64 tiles of 128×128 leave 68 of 132 SMs idle; four splits of K = 256 give 256
+ * blocks, two per SM (16 warps), each with a quarter of the loop. At 64×4096×4096 the 32 tiles
+ * of 64×128 times 16 splits of 256 give 512 blocks of 4 warps, four per SM.
  */
 #include <algorithm>
 

@@ -117,11 +117,8 @@ struct SplitOutput {
 void LaunchDoubleBufferTiles(const Problem& p, int tile_m, int tile_n, const SplitOutput& out,
                              cudaStream_t stream);
 
-/// Stage 6 (bigtile.cu).
-/// @param[in] p the product
-/// @param[in] wide false: 128×128 blocks of 128 threads; true: 128×256 blocks of 256 threads
-/// @param[in] stream the stream
-void LaunchBigTile(const Problem& p, bool wide, cudaStream_t stream);
+/// Stage 6 (pipelined.cu). @param[in] p the product @param[in] stream the stream
+void LaunchPipelined(const Problem& p, cudaStream_t stream);
 
 /// Stage 7 (splitk.cu): the plan's tiles and splits, then the ordered reduction.
 /// @param[in] p the product
