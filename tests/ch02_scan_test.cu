@@ -18,6 +18,7 @@
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback_tune.hpp"
+#include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
@@ -411,6 +412,28 @@ TEST_P(LookbackTune, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ch02, LookbackTune, ::testing::ValuesIn(TuneCases()), TuneCaseName);
+
+// Every candidate reaches the occupancy it is compiled for on a GPU with the registers and the
+// shared memory of an sm_90 SM (64 Ki registers, 228 KiB): the scan's speed rests on the bytes
+// its tiles hold per SM (scan_lookback.cuh), and the shared-memory carveout is only a hint.
+TEST(ScanOccupancy, CandidatesReachTheirBlocksPerSm) {
+  STAGED_REQUIRE_GPU();
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  int smem_per_sm = 0;
+  int regs_per_sm = 0;
+  CUDA_CHECK(
+      cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  CUDA_CHECK(
+      cudaDeviceGetAttribute(&regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, device));
+  const bool sm90_sized = smem_per_sm >= 228 * 1024 && regs_per_sm >= 65536;
+  for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
+    const int blocks = e.resident_blocks();
+    EXPECT_GE(blocks, 1) << e.name;
+    if (sm90_sized) EXPECT_GE(blocks, e.min_blocks_per_sm) << e.name << ": " << e.describe();
+  }
+  EXPECT_EQ(lookback::TuneEntries().front().min_blocks_per_sm, lookback::Shape::kMinBlocksPerSm);
+}
 
 // Runs 2^28 + 1 elements in place, from an offset that gives the 16-byte path a lead of one:
 // every word is 0x01010101 (set by cudaMemset, no host copy), so out[i] = i * 0x01010101

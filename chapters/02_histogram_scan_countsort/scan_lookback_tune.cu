@@ -45,13 +45,20 @@ void TunedScan(const std::uint32_t* in, std::uint32_t* out, std::size_t n, void*
 }
 
 template <class S>
-std::string Describe() {
+int ResidentBlocks() {
   const void* kernel = reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>);
   PreferSharedMemory<S, true>();  // as every launch does, so the query sees the same carveout
-  cudaFuncAttributes attr{};
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
   int blocks = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, S::kThreads, 0));
+  return blocks;
+}
+
+template <class S>
+std::string Describe() {
+  const int blocks = ResidentBlocks<S>();
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(
+      &attr, reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>)));
   return std::to_string(attr.numRegs) + " regs, " + std::to_string(attr.sharedSizeBytes) +
          " B smem, " + std::to_string(blocks) + " blocks/SM, " +
          std::to_string(blocks * S::kTile * 4 / 1024) + " KiB resident/SM, tile " +
@@ -60,7 +67,12 @@ std::string Describe() {
 
 template <class S, unsigned kDelayNs, unsigned kFirstPauseNs, unsigned kMaxPauseNs>
 TuneEntry Entry(const char* name) {
-  return {name, S::kTile, TunedScan<S, kDelayNs, kFirstPauseNs, kMaxPauseNs>, TunedTempBytes<S>,
+  return {name,
+          S::kTile,
+          TunedScan<S, kDelayNs, kFirstPauseNs, kMaxPauseNs>,
+          TunedTempBytes<S>,
+          S::kMinBlocksPerSm,
+          ResidentBlocks<S>,
           Describe<S>};
 }
 

@@ -29,6 +29,9 @@ struct TuneEntry {
   /// Exclusive scan of 32-bit words with the chapter's scan signature (in place allowed).
   void (*scan)(const std::uint32_t*, std::uint32_t*, std::size_t, void*, std::size_t, cudaStream_t);
   std::size_t (*temp_bytes)(std::size_t);  ///< scratch bytes `scan` needs for n elements
+  int min_blocks_per_sm;                   ///< blocks per SM the kernel is compiled for
+  /// Blocks of the (16-byte path) kernel resident per SM on the current device.
+  int (*resident_blocks)();
   /// Registers per thread, shared memory per block and resident blocks per SM of the kernel on
   /// the current device, as one line of text.
   std::string (*describe)();
