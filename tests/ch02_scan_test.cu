@@ -147,6 +147,15 @@ TEST(ScanScratch, SizesCoverEveryTileAndLead) {
           << e.name << " n = " << n;
     }
   }
+  // Names are unique (they name rows and tests) and made of [a-z0-9-].
+  for (std::size_t i = 0; i < lookback::TuneEntries().size(); ++i) {
+    const std::string& name = lookback::TuneEntries()[i].name;
+    EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-"), std::string::npos)
+        << name;
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(lookback::TuneEntries()[j].name, name);
+  }
+  EXPECT_EQ(lookback::TuneEntries().front().name.rfind(lookback::Shape::kInShared ? "a" : "r", 0),
+            0u);
   // The first candidate is the chapter's own scan.
   EXPECT_EQ(lookback::TuneEntries().front().temp_bytes(1ul << 28),
             optimized::ExclusiveScanTempBytes<std::uint32_t>(1ul << 28));

@@ -9,11 +9,14 @@
  *   80 KiB resident, 128-tile window, pauses 32..512 ns).
  * - r128x32w4: 4096 in registers, 8 blocks per SM (64 registers; a 256-tile window would
  *   spill): 128 KiB resident.
- * - a128x32w8 (the chapter's): 4096 in shared memory, 12 blocks per SM: 192 KiB resident.
+ * - a128x32w8 (the chapter's, `lookback::Shape`): 4096 in shared memory, 12 blocks per SM:
+ *   192 KiB resident.
  * - a128x32w4: the same with a 128-tile window.
  * - a256x32w8: tiles of 8192 in shared memory, 6 blocks per SM: 192 KiB resident in half as
  *   many tiles (half the look-backs and tile-counter atomics per byte).
  * - a128x32w8 with other backoffs: no pauses, the first version's, CUB-like.
+ * The chapter's configuration (`lookback::Shape`, `lookback::kBackoff`) comes first, whatever it
+ * is; an alternative that equals it is listed once.
  */
 #include <cuda_runtime.h>
 
@@ -65,9 +68,24 @@ std::string Describe() {
          std::to_string(S::kTile);
 }
 
+// "<r|a><threads>x<items>w<groups>-<backoff>", as scan_lookback_tune.hpp describes.
 template <class S, unsigned kDelayNs, unsigned kFirstPauseNs, unsigned kMaxPauseNs>
-TuneEntry Entry(const char* name) {
-  return {name,
+std::string Name() {
+  std::string backoff;
+  if (kDelayNs == 0 && kFirstPauseNs == 0 && kMaxPauseNs == 0) {
+    backoff = "spin";
+  } else {
+    if (kDelayNs > 0) backoff = "d" + std::to_string(kDelayNs);
+    backoff += "p" + std::to_string(kFirstPauseNs);
+    if (kMaxPauseNs != kFirstPauseNs) backoff += "to" + std::to_string(kMaxPauseNs);
+  }
+  return std::string(S::kInShared ? "a" : "r") + std::to_string(S::kThreads) + "x" +
+         std::to_string(S::kItems) + "w" + std::to_string(S::kWindowGroups) + "-" + backoff;
+}
+
+template <class S, unsigned kDelayNs, unsigned kFirstPauseNs, unsigned kMaxPauseNs>
+TuneEntry Entry() {
+  return {Name<S, kDelayNs, kFirstPauseNs, kMaxPauseNs>(),
           S::kTile,
           TunedScan<S, kDelayNs, kFirstPauseNs, kMaxPauseNs>,
           TunedTempBytes<S>,
@@ -76,29 +94,39 @@ TuneEntry Entry(const char* name) {
           Describe<S>};
 }
 
-// The chapter's configuration first, then the alternatives (see the file comment).
+// The alternatives to the chapter's configuration (see the file comment).
 using R256x16w4 = TileShape<256, 16, false, 5, 4>;
 using R128x32w4 = TileShape<128, 32, false, 8, 4>;
 using A128x32w4 = TileShape<128, 32, true, 12, 4>;
 using A256x32w8 = TileShape<256, 32, true, 6, 8>;
-static_assert(Shape::kThreads == 128 && Shape::kItems == 32 && Shape::kInShared &&
-                  Shape::kWindowGroups == 8 && kBackoff.first_poll_delay_ns == 0 &&
-                  kBackoff.first_pause_ns == 32 && kBackoff.max_pause_ns == 256,
-              "the first entry's name describes the chapter's configuration");
+using A128x32w8 = TileShape<128, 32, true, 12, 8>;
 
 }  // namespace
 
 const std::vector<TuneEntry>& TuneEntries() {
-  static const std::vector<TuneEntry> entries = {
-      Entry<Shape, 0, 32, 256>("a128x32w8-p32to256"),
-      Entry<R256x16w4, 0, 32, 512>("r256x16w4-p32to512"),
-      Entry<R128x32w4, 0, 32, 256>("r128x32w4-p32to256"),
-      Entry<A128x32w4, 0, 32, 256>("a128x32w4-p32to256"),
-      Entry<A256x32w8, 0, 32, 256>("a256x32w8-p32to256"),
-      Entry<Shape, 0, 0, 0>("a128x32w8-spin"),
-      Entry<Shape, 0, 32, 512>("a128x32w8-p32to512"),
-      Entry<Shape, 1200, 600, 600>("a128x32w8-d1200p600"),
-  };
+  static const std::vector<TuneEntry> entries = [] {
+    // The chapter's own configuration first, whatever scan_lookback.cuh makes it.
+    std::vector<TuneEntry> all = {
+        Entry<Shape, kBackoff.first_poll_delay_ns, kBackoff.first_pause_ns,
+              kBackoff.max_pause_ns>(),
+        Entry<R256x16w4, 0, 32, 512>(),
+        Entry<R128x32w4, 0, 32, 256>(),
+        Entry<A128x32w4, 0, 32, 256>(),
+        Entry<A256x32w8, 0, 32, 256>(),
+        Entry<A128x32w8, 0, 32, 256>(),
+        Entry<A128x32w8, 0, 0, 0>(),
+        Entry<A128x32w8, 0, 32, 512>(),
+        Entry<A128x32w8, 1200, 600, 600>(),
+    };
+    // An alternative equal to the chapter's configuration is the same kernel: listed once.
+    std::vector<TuneEntry> unique;
+    for (const TuneEntry& e : all) {
+      bool seen = false;
+      for (const TuneEntry& u : unique) seen = seen || u.name == e.name;
+      if (!seen) unique.push_back(e);
+    }
+    return unique;
+  }();
   return entries;
 }
 

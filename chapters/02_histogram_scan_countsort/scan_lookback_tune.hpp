@@ -24,7 +24,7 @@ namespace ch02::lookback {
 
 /// One candidate configuration of the single-pass scan.
 struct TuneEntry {
-  const char* name;  ///< e.g. `a128x32w8-p32to256`
+  std::string name;  ///< e.g. `a128x32w8-p32to256`
   std::size_t tile;  ///< elements per tile
   /// Exclusive scan of 32-bit words with the chapter's scan signature (in place allowed).
   void (*scan)(const std::uint32_t*, std::uint32_t*, std::size_t, void*, std::size_t, cudaStream_t);
