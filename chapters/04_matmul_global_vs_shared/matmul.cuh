@@ -195,7 +195,7 @@ inline constexpr int kSkinnyMaxSide = 16;
 /// Largest K that ChooseStage treats as short (rule 4).
 inline constexpr int kShortK = 64;
 /// The stage of rule 5, large shapes: the 128×128 kernel that measured fastest on the target
-/// GPU (the lesson's stage table). stage 6 (kPipelined) is its candidate successor.
+/// GPU (the lesson's stage table); stage 6, kPipelined, is the candidate to replace it.
 inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 
 /// @brief The shape rule behind Stage::kBest: a pure function of the shape and the SM count
@@ -207,7 +207,7 @@ inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 ///    128-wide tile would compute mostly padding; an 8×8 tile with K split over 256 threads
 ///    does not.
 /// 3. Fewer 128×128 tiles than SMs: kSplitK. PlanSplitK picks a tile of 64 or 128 on each side
-///    and the number of splits of K so that the blocks fill the SMs (two-wide rectangles such
+///    and the number of splits of K so that the blocks fill the SMs (64-wide rectangles such
 ///    as 64×4096×4096 and 1024³ alike).
 /// 4. K <= kShortK: kWarpTile. A block's loop is at most 8 tiles, so its time goes to the
 ///    prologue and to writing its 128×128 outputs rather than to the FFMA loop where stage 4
@@ -238,7 +238,7 @@ struct SplitPlan {
   int tile_n = 128;   ///< columns of C per block: 64 or 128
   int splits = 1;     ///< blocks along K (1: no split, no workspace)
   int k_chunk = 0;    ///< K per split, a multiple of 8 (the last split may be shorter)
-  double cost = 0.0;  ///< the model's estimate, in units of one k-step of a full SM
+  double cost = 0.0;  ///< the model's estimate, in 8-deep k-tiles of a full SM
 };
 
 /// @brief The split-K rule: among tiles 128×128, 128×64, 64×128, 64×64 and 1..max_splits
