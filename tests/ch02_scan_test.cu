@@ -1,9 +1,10 @@
 /// @file ch02_scan_test.cu
-/// @brief Chapter 02 scan tests: the look-back scan's layout and status protocol (host), then
-///        every scan stage (naive, Blelloch, look-back, CUB) against the CPU over sizes x data
-///        x pointer layouts (aligned, offset, mismatched, in place), every candidate
-///        configuration of the look-back scan (scan_lookback_tune.hpp), wrap-around with an
-///        independent formula, concurrent streams, host threads and graph replay (GPU).
+/// @brief Chapter 02 scan tests (GPU): every scan stage (naive, Blelloch, look-back, CUB)
+///        against the CPU over sizes x data x pointer layouts (aligned, offset, mismatched, in
+///        place), every candidate configuration of the look-back scan
+///        (scan_lookback_tune.hpp), wrap-around with an independent formula, concurrent
+///        streams, host threads and graph replay. The look-back scan's layout, protocol and
+///        occupancy are tested in ch02_lookback_test.cu.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -29,139 +30,6 @@ namespace ch02 {
 namespace {
 
 using staged::testing::kTestSeed;
-
-// ---------------------------------------------------------------------------------------------
-// Host tests: the look-back scan's shared-memory layout and status words.
-
-// Largest number of lanes of one phase that share a bank group, over every phase of an access
-// in which lane l touches slot slot_of(l). A 16-byte access is served 8 lanes at a time over 8
-// groups of 16 bytes; a 4-byte access 32 lanes at a time over 32 banks.
-template <typename SlotOf>
-int WorstConflict(SlotOf slot_of, int lanes_per_phase, int groups) {
-  int worst = 1;
-  for (int phase = 0; phase < 32 / lanes_per_phase; ++phase) {
-    std::vector<int> hits(groups, 0);
-    for (int m = 0; m < lanes_per_phase; ++m) {
-      worst = std::max(worst, ++hits[slot_of(phase * lanes_per_phase + m) % groups]);
-    }
-  }
-  return worst;
-}
-
-// The swizzle of a warp buffer of 32 kV vectors: a permutation, and every access pattern of the
-// kernel conflict-free (kV = 4: tiles of 16 elements per thread, kV = 8: 32, as the shapes of
-// scan_lookback_tune.cu use).
-template <int kV>
-void CheckSwizzle() {
-  using lookback::SwizzledVector;
-  using lookback::SwizzledWord;
-  std::vector<int> seen(32 * kV, 0);
-  for (int v = 0; v < 32 * kV; ++v) {
-    const int slot = SwizzledVector<kV>(v);
-    ASSERT_GE(slot, 0);
-    ASSERT_LT(slot, 32 * kV);
-    ++seen[slot];
-  }
-  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), 32 * kV) << "kV = " << kV;
-  for (int j = 0; j < kV; ++j) {  // striped: lane l touches vector 32 j + l
-    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector<kV>(32 * j + l); }, 8, 8), 1)
-        << "kV = " << kV << " j = " << j;
-  }
-  for (int k = 0; k < kV; ++k) {  // blocked: lane l touches vector kV l + k
-    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledVector<kV>(kV * l + k); }, 8, 8), 1)
-        << "kV = " << kV << " k = " << k;
-    // Without the swizzle the blocked pattern conflicts: the swizzle is needed.
-    EXPECT_GT(WorstConflict([&](int l) { return kV * l + k; }, 8, 8), 1) << k;
-  }
-  // The 4-byte path: element e = 32 j + l lives in word 4 SwizzledVector(e / 4) + e % 4.
-  for (int j = 0; j < 4 * kV; ++j) {
-    EXPECT_EQ(WorstConflict([&](int l) { return SwizzledWord<kV>(32 * j + l); }, 32, 32), 1)
-        << "kV = " << kV << " j = " << j;
-  }
-}
-
-TEST(LookbackLayout, SwizzlePermutesAndAvoidsBankConflicts) {
-  CheckSwizzle<4>();
-  CheckSwizzle<8>();
-  EXPECT_EQ(lookback::Shape::kVectors, 8);
-}
-
-TEST(LookbackLayout, ShapeOfTheChapterFitsTwelveBlocksPerSm) {
-  using lookback::Shape;
-  EXPECT_EQ(Shape::kTile, Shape::kThreads * Shape::kItems);
-  EXPECT_EQ(Shape::kWarpVectors * 4 * Shape::kWarps, Shape::kTile);
-  // 12 blocks x (tile + 1 KiB the SM reserves per block) within the H100/H200's 228 KiB.
-  EXPECT_LE(Shape::kMinBlocksPerSm * (4 * Shape::kTile + 1024), 228 * 1024);
-}
-
-TEST(LookbackLayout, StatusWordsCarryFlagAndValueTogether) {
-  using namespace lookback;  // NOLINT
-  const std::uint64_t word = PackStatus(kStatusPrefix, 0xDEADBEEFu);
-  EXPECT_EQ(StatusFlag(word), kStatusPrefix);
-  EXPECT_EQ(StatusValue(word), 0xDEADBEEFu);
-  EXPECT_EQ(StatusFlag(PackStatus(kStatusAggregate, 0xFFFFFFFFu)), kStatusAggregate);
-  // A zeroed word (the launcher's memset) reads as "not published".
-  EXPECT_EQ(StatusFlag(0), kStatusInvalid);
-  EXPECT_NE(kStatusAggregate, kStatusInvalid);
-  EXPECT_NE(kStatusPrefix, kStatusAggregate);
-}
-
-TEST(LookbackLayout, WindowNeedsTheLanesUpToTheNearestPrefix) {
-  using lookback::LanesThroughFirstPrefix;
-  EXPECT_EQ(LanesThroughFirstPrefix(0), 0xFFFFFFFFu);  // no prefix: all 32 aggregates
-  EXPECT_EQ(LanesThroughFirstPrefix(1u), 1u);          // the nearest predecessor has one
-  EXPECT_EQ(LanesThroughFirstPrefix(0b1000u), 0b1111u);
-  EXPECT_EQ(LanesThroughFirstPrefix(0b0110u), 0b0011u);  // only the nearest prefix counts
-  EXPECT_EQ(LanesThroughFirstPrefix(0x80000000u), 0xFFFFFFFFu);
-}
-
-TEST(LookbackLayout, TilesCoverLeadAndTail) {
-  using lookback::Tiles;
-  for (std::size_t tile : {4096ul, 8192ul}) {
-    EXPECT_EQ(Tiles(0, 0, tile), 0u);
-    EXPECT_EQ(Tiles(1, 0, tile), 1u);
-    EXPECT_EQ(Tiles(tile, 0, tile), 1u);
-    EXPECT_EQ(Tiles(tile, 1, tile), 2u);
-    EXPECT_EQ(Tiles(tile - 3, 3, tile), 1u);
-    EXPECT_EQ(Tiles(tile - 2, 3, tile), 2u);
-    EXPECT_EQ(Tiles(3 * tile + 1, 0, tile), 4u);
-  }
-}
-
-TEST(ScanScratch, SizesCoverEveryTileAndLead) {
-  EXPECT_EQ(optimized::ExclusiveScanTempBytes<std::uint32_t>(0), 0u);
-  std::size_t previous = 0;
-  for (std::size_t n : {1ul, 4093ul, 4094ul, 4096ul, 100000ul, 1ul << 28, 0xFFFFFFFFul}) {
-    const std::size_t bytes = optimized::ExclusiveScanTempBytes<std::int32_t>(n);
-    const std::size_t tiles = lookback::Tiles(n, lookback::kMaxLead, lookback::Shape::kTile);
-    EXPECT_GE(bytes, lookback::kCounterBytes + 8 * tiles) << n;
-    EXPECT_GE(bytes, previous) << n;
-    EXPECT_EQ(bytes % kTempAlignment, 0u) << n;
-    previous = bytes;
-  }
-  // Every candidate configuration: a status word per tile of its own size, whatever the lead.
-  for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
-    EXPECT_EQ(e.temp_bytes(0), 0u) << e.name;
-    for (std::size_t n : {1ul, 8189ul, 8190ul, 12289ul, 1ul << 28}) {
-      EXPECT_GE(e.temp_bytes(n), lookback::kCounterBytes + 8 * lookback::Tiles(n, 3, e.tile))
-          << e.name << " n = " << n;
-    }
-  }
-  // Names are unique (they name rows and tests) and made of [a-z0-9-].
-  for (std::size_t i = 0; i < lookback::TuneEntries().size(); ++i) {
-    const std::string& name = lookback::TuneEntries()[i].name;
-    EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-"), std::string::npos)
-        << name;
-    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(lookback::TuneEntries()[j].name, name);
-  }
-  EXPECT_EQ(lookback::TuneEntries().front().name.rfind(lookback::Shape::kInShared ? "a" : "r", 0),
-            0u);
-  // The first candidate is the chapter's own scan.
-  EXPECT_EQ(lookback::TuneEntries().front().temp_bytes(1ul << 28),
-            optimized::ExclusiveScanTempBytes<std::uint32_t>(1ul << 28));
-  EXPECT_EQ(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1024), 0u);
-  EXPECT_GT(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1025), 0u);
-}
 
 // ---------------------------------------------------------------------------------------------
 // GPU tests: every scan stage against the CPU.
@@ -421,28 +289,6 @@ TEST_P(LookbackTune, MatchesCpu) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ch02, LookbackTune, ::testing::ValuesIn(TuneCases()), TuneCaseName);
-
-// Every candidate reaches the occupancy it is compiled for on a GPU with the registers and the
-// shared memory of an sm_90 SM (64 Ki registers, 228 KiB): the scan's speed rests on the bytes
-// its tiles hold per SM (scan_lookback.cuh), and the shared-memory carveout is only a hint.
-TEST(ScanOccupancy, CandidatesReachTheirBlocksPerSm) {
-  STAGED_REQUIRE_GPU();
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  int smem_per_sm = 0;
-  int regs_per_sm = 0;
-  CUDA_CHECK(
-      cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  CUDA_CHECK(
-      cudaDeviceGetAttribute(&regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, device));
-  const bool sm90_sized = smem_per_sm >= 228 * 1024 && regs_per_sm >= 65536;
-  for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
-    const int blocks = e.resident_blocks();
-    EXPECT_GE(blocks, 1) << e.name;
-    if (sm90_sized) EXPECT_GE(blocks, e.min_blocks_per_sm) << e.name << ": " << e.describe();
-  }
-  EXPECT_EQ(lookback::TuneEntries().front().min_blocks_per_sm, lookback::Shape::kMinBlocksPerSm);
-}
 
 // Runs 2^28 + 1 elements in place, from an offset that gives the 16-byte path a lead of one:
 // every word is 0x01010101 (set by cudaMemset, no host copy), so out[i] = i * 0x01010101
