@@ -117,8 +117,11 @@ struct SplitOutput {
 void LaunchDoubleBufferTiles(const Problem& p, int tile_m, int tile_n, const SplitOutput& out,
                              cudaStream_t stream);
 
-/// Stage 6 (pipelined.cu). @param[in] p the product @param[in] stream the stream
-void LaunchPipelined(const Problem& p, cudaStream_t stream);
+/// Stage 6 and its candidate sibling (pipelined.cu).
+/// @param[in] p the product
+/// @param[in] deep false: `pipelined` (8-deep, fragments across the barrier); true: `bk16`
+/// @param[in] stream the stream
+void LaunchPipelined(const Problem& p, bool deep, cudaStream_t stream);
 
 /// Stage 7 (splitk.cu): the plan's tiles and splits, then the ordered reduction.
 /// @param[in] p the product
