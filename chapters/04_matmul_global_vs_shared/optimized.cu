@@ -19,6 +19,7 @@
  *    blocks walk C in groups of 8 tile rows.
  * 6. `pipelined` (pipelined.cu): stage 4 with the fragments double-buffered in registers across
  *    the barrier: the next tile's first shared loads are in flight during the last FFMAs.
+ *    Its sibling candidate `bk16` instead makes the tiles 16 deep: half the barriers.
  * 7. `splitk` (splitk.cu): when the 128×128 tiles cannot fill the SMs, a tile of 64 or 128 from
  *    the shape and K split across blocks, partial sums reduced in a fixed order.
  * 8. `skinny` (skinny.cu): for few rows or few columns, one 8×8 tile of C per block with K
