@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "cuda_check.hpp"
 
@@ -42,6 +43,10 @@ __global__ void StreamGateKernel(const volatile int* open, volatile int* timed_o
 }  // namespace
 
 StreamGate::StreamGate() {
+  if (const char* env = std::getenv("STAGED_GATE_TIMEOUT_S")) {
+    const double seconds = std::strtod(env, nullptr);
+    if (seconds > 0) timeout_s_ = seconds;
+  }
   void* p = nullptr;
   CUDA_CHECK(cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped | cudaHostAllocPortable));
   open_ = static_cast<volatile int*>(p);
@@ -67,7 +72,7 @@ void StreamGate::Close(cudaStream_t stream) {
   CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&d_timed_out),
                                       const_cast<int*>(timed_out_), 0));
   StreamGateKernel<<<1, 1, 0, stream>>>(d_open, d_timed_out,
-                                        static_cast<std::uint64_t>(kTimeoutSeconds * 1e9));
+                                        static_cast<std::uint64_t>(timeout_s_ * 1e9));
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
     *open_ = 1;

@@ -23,7 +23,9 @@
  * Work queued behind a closed gate must not wait for the host (no `cudaStreamSynchronize`, no
  * blocking copy): the host would wait for the gate and the gate for the host. The gate kernel
  * gives up after `kTimeoutSeconds` and `TimedOut()` reports it, so a mistake ends in an error
- * message rather than a hang.
+ * message rather than a hang. Under compute-sanitizer every launch and copy is instrumented and
+ * queuing a rep can itself take seconds: the environment variable `STAGED_GATE_TIMEOUT_S` sets
+ * a longer timeout (the GPU suite sets it for its sanitizer runs).
  */
 #pragma once
 
@@ -34,7 +36,8 @@ namespace staged {
 /// A host-controlled gate in a stream (see the file comment).
 class StreamGate {
  public:
-  /// Seconds after which a closed gate opens by itself and reports `TimedOut()`.
+  /// Seconds after which a closed gate opens by itself and reports `TimedOut()`, unless the
+  /// environment variable `STAGED_GATE_TIMEOUT_S` says otherwise.
   static constexpr double kTimeoutSeconds = 2.0;
 
   /// Allocates the two host-mapped flags.
@@ -52,8 +55,9 @@ class StreamGate {
   bool TimedOut() const noexcept;
 
  private:
-  volatile int* open_ = nullptr;       // host-mapped: set by the host to release the kernel
-  volatile int* timed_out_ = nullptr;  // host-mapped: set by the kernel when it gave up
+  double timeout_s_ = kTimeoutSeconds;  // kTimeoutSeconds or STAGED_GATE_TIMEOUT_S
+  volatile int* open_ = nullptr;        // host-mapped: set by the host to release the kernel
+  volatile int* timed_out_ = nullptr;   // host-mapped: set by the kernel when it gave up
 };
 
 /// Opens a gate when it goes out of scope (so an exception in the work cannot leave the GPU

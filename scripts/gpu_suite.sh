@@ -3,7 +3,9 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over common/sanitize.args and
 # each chapter's sanitize.args (lines "<executable in build/bin> <args>", or a path relative to the
 # build dir such as tests/common_gpu_tests, run with its arguments as listed; leading VAR=value
-# words set the environment of that run; STAGED_SKIP_PEAKS=1 unless a line says otherwise), and the benchmark sweep of each chapter's bench.args. Writes logs and CSV under
+# words set the environment of that run; STAGED_SKIP_PEAKS=1 unless a line says otherwise; a
+# leading "@tools=a,b" runs the line under those tools only), and the benchmark sweep of each
+# chapter's bench.args. Writes logs and CSV under
 # OUTDIR and prints a short pass/fail table last.
 #
 # Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
@@ -93,7 +95,8 @@ fi
 # --- compute-sanitizer ------------------------------------------------------------------------
 sanitize_one() {  # tool chapter index exe args...
   local tool=$1 chapter=$2 idx=$3; shift 3
-  local vars=(STAGED_SKIP_PEAKS=1)
+  # Instrumented launches and copies are slow to queue: give the timer's stream gate time.
+  local vars=(STAGED_SKIP_PEAKS=1 STAGED_GATE_TIMEOUT_S=600)
   while [[ "$1" =~ ^[A-Z_][A-Z0-9_]*= ]]; do vars+=("$1"); shift; done  # VAR=value prefixes
   local exe=$1; shift
   local log="$out/logs/sanitize_${chapter}_${idx}_${tool}.log"
@@ -127,7 +130,14 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
     while read -r line; do
       [[ -z "$line" || "$line" == \#* ]] && continue
       i=$((i + 1))
-      for tool in memcheck racecheck synccheck initcheck; do
+      # "@tools=memcheck,synccheck <line>" runs the line under those tools only (the file says
+      # why the others are left out, e.g. a tool that does not support a CUDA feature).
+      tools="memcheck racecheck synccheck initcheck"
+      if [[ "$line" =~ ^@tools=([a-z,]+)[[:space:]]+(.*)$ ]]; then
+        tools=${BASH_REMATCH[1]//,/ }
+        line=${BASH_REMATCH[2]}
+      fi
+      for tool in $tools; do
         echo "$tool $ch $i $line" >>"$jobs_file"
       done
     done <"$args_file"
