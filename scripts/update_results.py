@@ -94,7 +94,8 @@ def number(opts, csvs):
         raise MarkerError(f"num {opts.strip()}: {len(values)} rows match; add agg=min|max")
     value = min(values) if pairs.get("agg") == "min" else max(values)
     value *= float(pairs.get("scale", "1"))
-    return format(value, pairs.get("fmt", ".3g"))
+    spec = pairs.get("fmt", ".3g")
+    return format(round(value) if spec.endswith("d") else value, spec)
 
 
 def fmt(column, value):
@@ -159,7 +160,12 @@ def update(page, default_rows, csvs):
     def replace_num(m):
         return m.group(1) + number(m.group("opts"), csvs) + m.group(4)
 
-    return text, NUM.sub(replace_num, BLOCK.sub(replace_table, text))
+    # Markers shown inside fenced code blocks (documentation about the markers) are left alone.
+    parts = re.split(r"(^```[^\n]*\n.*?^```[^\n]*$)", text, flags=re.S | re.M)
+    out = []
+    for i, part in enumerate(parts):
+        out.append(part if i % 2 else NUM.sub(replace_num, BLOCK.sub(replace_table, part)))
+    return text, "".join(out)
 
 
 def pages():
