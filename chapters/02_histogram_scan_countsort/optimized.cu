@@ -231,19 +231,24 @@ __global__ void __launch_bounds__(kFillBlockSize)
     WriteRunsKernel(const std::uint32_t* __restrict__ hist, std::size_t n, std::size_t head,
                     std::size_t num_vec, std::uint8_t* __restrict__ out) {
   __shared__ std::uint32_t start[kNumBins + 1];
-  __shared__ std::uint32_t warp_totals[kFillBlockSize / kWarpSize];
+  // 16-byte aligned and a whole number of 16-byte blocks long: see the first barrier.
+  __shared__ alignas(16) std::uint32_t warp_totals[kFillBlockSize / kWarpSize];
+  static_assert(sizeof(warp_totals) % 16 == 0, "warp_totals fills whole 16-byte blocks");
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
   const std::uint32_t count = hist[threadIdx.x];
+  if (threadIdx.x == 0) start[kNumBins] = static_cast<std::uint32_t>(n);
   const std::uint32_t inclusive = WarpInclusiveSum(count, lane);
   if (lane == kWarpSize - 1) warp_totals[warp] = inclusive;
-  // Every warp's total must be written before the totals in front of a warp are added.
+  // Every warp's total must be written before the totals in front of a warp are added. ptxas
+  // merges the eight 4-byte reads below into 16-byte loads from 16-byte aligned addresses: they
+  // must cover nothing that another thread writes before the next barrier. warp_totals owns its
+  // 16-byte blocks, and start[256] (its neighbour when it is not aligned) is written above.
   __syncthreads();
   std::uint32_t offset = 0;
 #pragma unroll
   for (int w = 0; w < kFillBlockSize / kWarpSize; ++w) offset += w < warp ? warp_totals[w] : 0u;
   start[threadIdx.x] = offset + inclusive - count;
-  if (threadIdx.x == 0) start[kNumBins] = static_cast<std::uint32_t>(n);
   // Every thread searches the whole table.
   __syncthreads();
 

@@ -161,7 +161,9 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
                                 Backoff backoff) {
   constexpr int kV = S::kVectors;
   __shared__ uint4 s_units[S::kWarps][S::kWarpVectors];
-  __shared__ std::uint32_t s_warp_totals[S::kWarps];
+  // 16-byte aligned and a whole number of 16-byte blocks long: see the second barrier.
+  __shared__ alignas(16) std::uint32_t s_warp_totals[S::kWarps];
+  static_assert(sizeof(s_warp_totals) % 16 == 0, "s_warp_totals fills whole 16-byte blocks");
   __shared__ std::uint32_t s_tile;
   __shared__ std::uint32_t s_prefix;
 
@@ -211,7 +213,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   }
   const std::uint32_t warp_inclusive = WarpInclusiveSum(thread_total, lane);
   if (lane == kWarpSize - 1) s_warp_totals[warp] = warp_inclusive;
-  // Every warp total must be written before any thread adds them up.
+  // Every warp total must be written before any thread adds them up. ptxas merges the 4-byte
+  // reads below into 16-byte loads from 16-byte aligned addresses, which must cover nothing that
+  // another thread writes before the next barrier (s_prefix is written then): s_warp_totals
+  // owns its 16-byte blocks.
   __syncthreads();
   std::uint32_t warp_offset = 0;
   std::uint32_t tile_total = 0;
