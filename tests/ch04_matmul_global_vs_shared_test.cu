@@ -303,7 +303,7 @@ TEST(Ch04Stages, NamesParseAndBestIsListed) {
   EXPECT_TRUE(optimized::Info(optimized::Stage::kTiled16).supports_int);
   EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kSkinny, 8, 4096));
   EXPECT_FALSE(optimized::TimedOnShape(optimized::Stage::kSkinny, 4096, 4096));
-  EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kPipelined, 8, 8));
+  EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kDoubleBuffer, 8, 8));
 }
 
 // The shape rule, class by class, on an H200 (132 SMs).
@@ -328,10 +328,12 @@ TEST_P(Ch04Rule, PicksTheStageForTheShapeClass) {
 }
 
 TEST(Ch04Rule, LargeShapesGetAWholeKStageOf128x128Tiles) {
-  // Rule 5 names one of the 128×128 kernels that run K in one block (no workspace).
-  EXPECT_TRUE(optimized::kLargeShapeStage == optimized::Stage::kDoubleBuffer ||
-              optimized::kLargeShapeStage == optimized::Stage::kPipelined ||
-              optimized::kLargeShapeStage == optimized::Stage::kBk16);
+  // Rule 5 names a 128×128 kernel that runs all of K in one block (no split, no workspace).
+  const optimized::StageInfo& info = optimized::Info(optimized::kLargeShapeStage);
+  EXPECT_EQ(info.block_m, 128);
+  EXPECT_EQ(info.block_n, 128);
+  EXPECT_NE(optimized::kLargeShapeStage, optimized::Stage::kSplitK);
+  EXPECT_NE(optimized::kLargeShapeStage, optimized::Stage::kBest);
 }
 
 using optimized::Stage;
@@ -656,7 +658,7 @@ TEST_F(Ch04Workspace, OnlySplitKNeedsOneAndItMustBeAligned) {
   EXPECT_GT(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kSplitK), 0u);
   EXPECT_GT(optimized::WorkspaceBytes(127, 129, 4099), 0u);  // best = split-K here
   EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4096), 0u);
-  EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kPipelined), 0u);
+  EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kDoubleBuffer), 0u);
   EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 0, optimized::Stage::kSplitK), 0u);
   staged::DeviceBuffer<float> a(64 * 64), b(64 * 64), c(64 * 64), ws(4096);
   EXPECT_THROW(optimized::Matmul(a.data(), b.data(), c.data(), 64, 64, 64,

@@ -34,10 +34,6 @@ const std::vector<StageInfo> kStages = {
      "two shared buffers, next tile loaded during this one, one barrier per tile"},
     {Stage::kWarpTile, "warptile", 128, 128, 8, 256, 32.0, 2.0, false,
      "32x64 warp tiles, 2 blocks/SM (__launch_bounds__), grouped block order for L2"},
-    {Stage::kPipelined, "pipelined", 128, 128, 8, 256, 32.0, 2.0, false,
-     "stage 4 + next tile's first fragments read before the barrier step's FFMAs"},
-    {Stage::kBk16, "bk16", 128, 128, 16, 256, 32.0, 2.0, false,
-     "stage 4 with 16-deep tiles: one barrier per 16 k (candidate)"},
     {Stage::kSplitK, "splitk", 128, 128, 8, 256, 32.0, 2.0, false,
      "tile of 64 or 128 from the shape, K split across blocks, ordered reduction"},
     {Stage::kSkinny, "skinny", 8, 8, 256, 256, 2.0, 0.0, false,
@@ -200,10 +196,6 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
       case Stage::kDoubleBuffer:
       case Stage::kWarpTile:
         detail::LaunchDoubleBuffer(p, stage == Stage::kWarpTile, stream);
-        break;
-      case Stage::kPipelined:
-      case Stage::kBk16:
-        detail::LaunchPipelined(p, stage == Stage::kBk16, stream);
         break;
       case Stage::kSplitK: {
         // As many splits as the workspace holds (none without one).

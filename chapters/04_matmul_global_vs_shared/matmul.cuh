@@ -154,10 +154,8 @@ enum class Stage {
   kVectorized,    ///< 3. + 16-byte global loads, A stored transposed and padded, float4 LDS
   kDoubleBuffer,  ///< 4. + two shared buffers: the next tile is loaded while this one is used
   kWarpTile,      ///< 5. + warp tiling, two blocks per SM (__launch_bounds__), L2-friendly order
-  kPipelined,     ///< 6. stage 4 + fragments double-buffered in registers across the barrier
-  kBk16,          ///< 6b. (measurement candidate) stage 4 with 16-deep tiles, half the barriers
-  kSplitK,        ///< 7. tile shape from the problem, K split across blocks, ordered reduction
-  kSkinny,        ///< 8. one 8×8 tile of C per block, K split across all 256 threads
+  kSplitK,        ///< 6. tile shape from the problem, K split across blocks, ordered reduction
+  kSkinny,        ///< 7. one 8×8 tile of C per block, K split across all 256 threads
   kBest,          ///< the default: the stage ChooseStage picks for the shape
 };
 
@@ -195,9 +193,8 @@ bool TimedOnShape(Stage stage, int m, int n);
 inline constexpr int kSkinnyMaxSide = 16;
 /// Largest K that ChooseStage treats as short (rule 4).
 inline constexpr int kShortK = 64;
-/// The stage of rule 5, large shapes: the 128×128 kernel that measured fastest on the target
-/// GPU (the lesson's stage table); stage 6 (kPipelined) and 6b (kBk16) are the candidates to
-/// replace it.
+/// The stage of rule 5, large shapes: the 128×128 whole-K kernel that measured fastest on the
+/// target GPU (the lesson's stage table, which also lists the candidates that lost to it).
 inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 
 /// @brief The shape rule behind Stage::kBest: a pure function of the shape and the SM count

@@ -2,7 +2,7 @@
  * @file optimized.cu
  * @brief Stage 1 of the optimized path: the slides' 16×16 shared-memory tile (for float and
  *        int32_t). The later stages each have their own file (regblock.cu, vectorized.cu,
- *        doublebuffer.cu, pipelined.cu, splitk.cu, skinny.cu); dispatch.cpp picks one.
+ *        doublebuffer.cu, splitk.cu, skinny.cu); dispatch.cpp picks one.
  *
  * Changes relative to naive.cu:
  * 1. `tiled16`: a 16×16 block stages 16×16 tiles of A and B in shared memory; each element
@@ -17,12 +17,9 @@
  *    issued before the current tile's FFMAs and stored after them, one barrier per tile.
  * 5. `warptile` (doublebuffer.cu): 32×64 warp tiles, two blocks per SM by __launch_bounds__,
  *    blocks walk C in groups of 8 tile rows.
- * 6. `pipelined` (pipelined.cu): stage 4 with the fragments double-buffered in registers across
- *    the barrier: the next tile's first shared loads are in flight during the last FFMAs.
- *    Its sibling candidate `bk16` instead makes the tiles 16 deep: half the barriers.
- * 7. `splitk` (splitk.cu): when the 128×128 tiles cannot fill the SMs, a tile of 64 or 128 from
+ * 6. `splitk` (splitk.cu): when the 128×128 tiles cannot fill the SMs, a tile of 64 or 128 from
  *    the shape and K split across blocks, partial sums reduced in a fixed order.
- * 8. `skinny` (skinny.cu): for few rows or few columns, one 8×8 tile of C per block with K
+ * 7. `skinny` (skinny.cu): for few rows or few columns, one 8×8 tile of C per block with K
  *    split across all 256 threads and reduced by warp shuffles.
  *
  * Every stage handles any M, N, K: tiles are loaded with bounds checks and zero fill (a padded

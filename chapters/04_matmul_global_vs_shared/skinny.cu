@@ -1,6 +1,6 @@
 /**
  * @file skinny.cu
- * @brief Stage 8, skinny products: when C has only a few rows or a few columns (1000×8, 8×1000)
+ * @brief Stage 7, skinny products: when C has only a few rows or a few columns (1000×8, 8×1000)
  *        a 128-wide tile would compute mostly padding and the grid would have a handful of
  *        blocks. Here a block owns one 8×8 tile of C and all 256 of its threads split K.
  *
@@ -22,11 +22,11 @@
 
 namespace ch04::optimized::detail {
 
-/// Rows and columns of C per block of stage 8.
+/// Rows and columns of C per block of stage 7.
 constexpr int kSkinnyTile = 8;
-/// Threads per block of stage 8 (all of them along K).
+/// Threads per block of stage 7 (all of them along K).
 constexpr int kSkinnyThreads = 256;
-/// Warps per block of stage 8.
+/// Warps per block of stage 7.
 constexpr int kSkinnyWarps = kSkinnyThreads / 32;
 /// Outputs per tile, and partial sums per thread.
 constexpr int kSkinnyOutputs = kSkinnyTile * kSkinnyTile;
@@ -51,7 +51,7 @@ __device__ __forceinline__ void FoldHalf(float (&v)[kSkinnyOutputs]) {
 }
 
 /**
- * @brief Stage 8: block (x, y) computes C[8y .. 8y+7][8x .. 8x+7]; thread t accumulates the 64
+ * @brief Stage 7: block (x, y) computes C[8y .. 8y+7][8x .. 8x+7]; thread t accumulates the 64
  *        products of k = t, t + 256, ... and the block reduces the 256 partial tiles.
  * @tparam kVecB rows of B are 16-byte aligned (N % 4 == 0, aligned base): float4 loads of B
  * @param[in] a M×K row-major

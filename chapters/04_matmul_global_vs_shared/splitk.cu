@@ -1,6 +1,6 @@
 /**
  * @file splitk.cu
- * @brief Stage 7, split-K: when a shape has too few 128×128 tiles to give every SM work, pick
+ * @brief Stage 6, split-K: when a shape has too few 128×128 tiles to give every SM work, pick
  *        the tile from the shape (64 or 128 on each side) and split K across blocks; each block
  *        writes its partial product to a workspace slice, and a second kernel adds the slices
  *        in a fixed order (the result does not depend on scheduling).

@@ -117,13 +117,7 @@ struct SplitOutput {
 void LaunchDoubleBufferTiles(const Problem& p, int tile_m, int tile_n, const SplitOutput& out,
                              cudaStream_t stream);
 
-/// Stage 6 and its candidate sibling (pipelined.cu).
-/// @param[in] p the product
-/// @param[in] deep false: `pipelined` (8-deep, fragments across the barrier); true: `bk16`
-/// @param[in] stream the stream
-void LaunchPipelined(const Problem& p, bool deep, cudaStream_t stream);
-
-/// Stage 7 (splitk.cu): the plan's tiles and splits, then the ordered reduction.
+/// Stage 6 (splitk.cu): the plan's tiles and splits, then the ordered reduction.
 /// @param[in] p the product
 /// @param[in] plan tile and splits (splits > 1 needs the workspace)
 /// @param[in] workspace plan.splits · M · roundup(N, 4) floats, 16-byte aligned (or null when
@@ -131,7 +125,7 @@ void LaunchPipelined(const Problem& p, bool deep, cudaStream_t stream);
 /// @param[in] stream the stream
 void LaunchSplitK(const Problem& p, const SplitPlan& plan, float* workspace, cudaStream_t stream);
 
-/// Stage 8 (skinny.cu). @param[in] p the product @param[in] stream the stream
+/// Stage 7 (skinny.cu). @param[in] p the product @param[in] stream the stream
 void LaunchSkinny(const Problem& p, cudaStream_t stream);
 
 }  // namespace ch04::optimized::detail
