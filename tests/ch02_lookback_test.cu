@@ -1,9 +1,10 @@
 /// @file ch02_lookback_test.cu
 /// @brief Chapter 02 look-back scan, host side and occupancy: the swizzled shared-memory layout
 ///        (conflict-free for 4 and 8 vectors per thread), the status words, the look-back
-///        window's lane mask, tile counts and scratch sizes of the chapter's scan and of every
-///        candidate configuration (scan_lookback_tune.hpp); on a GPU, the blocks per SM each
-///        candidate reaches. The scans themselves are checked in ch02_scan_test.cu.
+///        window's lane mask, the two contrasting shapes (one change each), tile counts and
+///        scratch sizes of the chapter's scan and its contrasts (scan_lookback_variants.hpp);
+///        on a GPU, the blocks per SM each reaches. The scans themselves are checked in
+///        ch02_scan_test.cu.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,7 +14,7 @@
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
-#include "chapters/02_histogram_scan_countsort/scan_lookback_tune.hpp"
+#include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
 #include "common/cuda_check.hpp"
 #include "gpu_test.hpp"
 
@@ -39,8 +40,8 @@ int WorstConflict(SlotOf slot_of, int lanes_per_phase, int groups) {
 }
 
 // The swizzle of a warp buffer of 32 kV vectors: a permutation, and every access pattern of the
-// kernel conflict-free (kV = 4: tiles of 16 elements per thread, kV = 8: 32, as the shapes of
-// scan_lookback_tune.cu use).
+// kernel conflict-free (kV = 8: 32 elements per thread, as every shape of the chapter uses;
+// kV = 4: 16, which TileShape also allows).
 template <int kV>
 void CheckSwizzle() {
   using lookback::SwizzledVector;
@@ -76,12 +77,44 @@ TEST(LookbackLayout, SwizzlePermutesAndAvoidsBankConflicts) {
   EXPECT_EQ(lookback::Shape::kVectors, 8);
 }
 
-TEST(LookbackLayout, ShapeOfTheChapterFitsTwelveBlocksPerSm) {
+// Blocks x (tile + 1 KiB the SM reserves per block) within the H100/H200's 228 KiB per SM.
+template <class S>
+void CheckFitsInSharedMemory() {
+  EXPECT_EQ(S::kTile, S::kThreads * S::kItems);
+  EXPECT_EQ(S::kWarpVectors * 4 * S::kWarps, S::kTile);
+  EXPECT_LE(S::kMinBlocksPerSm * (4 * S::kTile + 1024), 228 * 1024) << S::kTile;
+}
+
+TEST(LookbackLayout, ShapesFitTheirBlocksPerSmInSharedMemory) {
+  CheckFitsInSharedMemory<lookback::Shape>();
+  CheckFitsInSharedMemory<lookback::RegisterShape>();
+  CheckFitsInSharedMemory<lookback::Tile4096Shape>();
+  EXPECT_EQ(lookback::Shape::kTile, 8192);
+}
+
+// Each contrast changes one thing of the chapter's shape (its blocks per SM follow from it), so
+// its row measures that one idea.
+TEST(LookbackLayout, ContrastsChangeOneThingEach) {
+  using lookback::RegisterShape;
   using lookback::Shape;
-  EXPECT_EQ(Shape::kTile, Shape::kThreads * Shape::kItems);
-  EXPECT_EQ(Shape::kWarpVectors * 4 * Shape::kWarps, Shape::kTile);
-  // 12 blocks x (tile + 1 KiB the SM reserves per block) within the H100/H200's 228 KiB.
-  EXPECT_LE(Shape::kMinBlocksPerSm * (4 * Shape::kTile + 1024), 228 * 1024);
+  using lookback::Tile4096Shape;
+  // Where the tile waits: registers instead of shared memory; the same tile and window.
+  EXPECT_TRUE(Shape::kInShared);
+  EXPECT_FALSE(RegisterShape::kInShared);
+  EXPECT_EQ(RegisterShape::kThreads, Shape::kThreads);
+  EXPECT_EQ(RegisterShape::kItems, Shape::kItems);
+  EXPECT_EQ(RegisterShape::kWindowGroups, Shape::kWindowGroups);
+  // 32 elements held through the look-back need more than 64 registers: fewer blocks per SM.
+  EXPECT_LT(RegisterShape::kMinBlocksPerSm * RegisterShape::kTile,
+            Shape::kMinBlocksPerSm * Shape::kTile);
+  // Tile size: half the threads, the same elements per thread, bytes per SM and window.
+  EXPECT_TRUE(Tile4096Shape::kInShared);
+  EXPECT_EQ(Tile4096Shape::kThreads, Shape::kThreads / 2);
+  EXPECT_EQ(Tile4096Shape::kItems, Shape::kItems);
+  EXPECT_EQ(Tile4096Shape::kWindowGroups, Shape::kWindowGroups);
+  EXPECT_EQ(Tile4096Shape::kTile, 4096);
+  EXPECT_EQ(Tile4096Shape::kMinBlocksPerSm * Tile4096Shape::kTile,
+            Shape::kMinBlocksPerSm * Shape::kTile);
 }
 
 TEST(LookbackLayout, StatusWordsCarryFlagAndValueTogether) {
@@ -121,7 +154,7 @@ TEST(LookbackLayout, TilesCoverLeadAndTail) {
 TEST(ScanScratch, SizesCoverEveryTileAndLead) {
   EXPECT_EQ(optimized::ExclusiveScanTempBytes<std::uint32_t>(0), 0u);
   std::size_t previous = 0;
-  for (std::size_t n : {1ul, 4093ul, 4094ul, 4096ul, 100000ul, 1ul << 28, 0xFFFFFFFFul}) {
+  for (std::size_t n : {1ul, 8189ul, 8190ul, 8192ul, 100000ul, 1ul << 28, 0xFFFFFFFFul}) {
     const std::size_t bytes = optimized::ExclusiveScanTempBytes<std::int32_t>(n);
     const std::size_t tiles = lookback::Tiles(n, lookback::kMaxLead, lookback::Shape::kTile);
     EXPECT_GE(bytes, lookback::kCounterBytes + 8 * tiles) << n;
@@ -129,25 +162,25 @@ TEST(ScanScratch, SizesCoverEveryTileAndLead) {
     EXPECT_EQ(bytes % kTempAlignment, 0u) << n;
     previous = bytes;
   }
-  // Every candidate configuration: a status word per tile of its own size, whatever the lead.
-  for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
-    EXPECT_EQ(e.temp_bytes(0), 0u) << e.name;
-    for (std::size_t n : {1ul, 8189ul, 8190ul, 12289ul, 1ul << 28}) {
-      EXPECT_GE(e.temp_bytes(n), lookback::kCounterBytes + 8 * lookback::Tiles(n, 3, e.tile))
-          << e.name << " n = " << n;
+  // Every variant: a status word per tile of its own size, whatever the lead.
+  const std::vector<lookback::Variant>& variants = lookback::Variants();
+  for (const lookback::Variant& v : variants) {
+    EXPECT_EQ(v.temp_bytes(0), 0u) << v.row;
+    for (std::size_t n : {1ul, 4093ul, 4094ul, 8189ul, 8190ul, 12289ul, 1ul << 28}) {
+      EXPECT_GE(v.temp_bytes(n), lookback::kCounterBytes + 8 * lookback::Tiles(n, 3, v.tile))
+          << v.row << " n = " << n;
     }
   }
-  // Names are unique (they name rows and tests) and made of [a-z0-9-].
-  for (std::size_t i = 0; i < lookback::TuneEntries().size(); ++i) {
-    const std::string& name = lookback::TuneEntries()[i].name;
-    EXPECT_EQ(name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-"), std::string::npos)
-        << name;
-    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(lookback::TuneEntries()[j].name, name);
+  // Rows are unique, and the contrasts' say what they change; the chapter's scan comes last.
+  ASSERT_EQ(variants.size(), 3u);
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    EXPECT_EQ(variants[i].row.rfind("optimized:scan", 0), 0u) << variants[i].row;
+    EXPECT_EQ(variants[i].change.empty(), i + 1 == variants.size()) << variants[i].row;
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(variants[j].row, variants[i].row);
   }
-  EXPECT_EQ(lookback::TuneEntries().front().name.rfind(lookback::Shape::kInShared ? "a" : "r", 0),
-            0u);
-  // The first candidate is the chapter's own scan.
-  EXPECT_EQ(lookback::TuneEntries().front().temp_bytes(1ul << 28),
+  EXPECT_EQ(variants.back().row, "optimized:scan");
+  EXPECT_EQ(variants.back().tile, static_cast<std::size_t>(lookback::Shape::kTile));
+  EXPECT_EQ(variants.back().temp_bytes(1ul << 28),
             optimized::ExclusiveScanTempBytes<std::uint32_t>(1ul << 28));
   EXPECT_EQ(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1024), 0u);
   EXPECT_GT(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1025), 0u);
@@ -156,10 +189,10 @@ TEST(ScanScratch, SizesCoverEveryTileAndLead) {
 // ---------------------------------------------------------------------------------------------
 // GPU: occupancy.
 
-// Every candidate reaches the occupancy it is compiled for on a GPU with the registers and the
+// Every variant reaches the occupancy it is compiled for on a GPU with the registers and the
 // shared memory of an sm_90 SM (64 Ki registers, 228 KiB): the scan's speed rests on the bytes
 // its tiles hold per SM (scan_lookback.cuh), and the shared-memory carveout is only a hint.
-TEST(ScanOccupancy, CandidatesReachTheirBlocksPerSm) {
+TEST(ScanOccupancy, VariantsReachTheirBlocksPerSm) {
   STAGED_REQUIRE_GPU();
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -170,12 +203,12 @@ TEST(ScanOccupancy, CandidatesReachTheirBlocksPerSm) {
   CUDA_CHECK(
       cudaDeviceGetAttribute(&regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, device));
   const bool sm90_sized = smem_per_sm >= 228 * 1024 && regs_per_sm >= 65536;
-  for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
-    const int blocks = e.resident_blocks();
-    EXPECT_GE(blocks, 1) << e.name;
-    if (sm90_sized) EXPECT_GE(blocks, e.min_blocks_per_sm) << e.name << ": " << e.describe();
+  for (const lookback::Variant& v : lookback::Variants()) {
+    const int blocks = v.resident_blocks();
+    EXPECT_GE(blocks, 1) << v.row;
+    if (sm90_sized) EXPECT_GE(blocks, v.min_blocks_per_sm) << v.row << ": " << v.describe();
   }
-  EXPECT_EQ(lookback::TuneEntries().front().min_blocks_per_sm, lookback::Shape::kMinBlocksPerSm);
+  EXPECT_EQ(lookback::Variants().back().min_blocks_per_sm, lookback::Shape::kMinBlocksPerSm);
 }
 
 }  // namespace

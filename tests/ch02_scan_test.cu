@@ -1,8 +1,8 @@
 /// @file ch02_scan_test.cu
 /// @brief Chapter 02 scan tests (GPU): every scan stage (naive, Blelloch, look-back, CUB)
 ///        against the CPU over sizes x data x pointer layouts (aligned, offset, mismatched, in
-///        place), every candidate configuration of the look-back scan
-///        (scan_lookback_tune.hpp), wrap-around with an independent formula, concurrent
+///        place), the look-back scan's two contrasts (scan_lookback_variants.hpp),
+///        wrap-around with an independent formula, concurrent
 ///        streams, host threads and graph replay. The look-back scan's layout, protocol and
 ///        occupancy are tested in ch02_lookback_test.cu.
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
-#include "chapters/02_histogram_scan_countsort/scan_lookback_tune.hpp"
+#include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/generate.hpp"
@@ -171,11 +171,11 @@ std::string ScanCaseName(const ::testing::TestParamInfo<ScanCase>& info) {
          info.param.layout.name;
 }
 
-// Sizes around the look-back tile (4096), its 32-tile look-back group (131072), its 256-tile
-// window (2^20) and the Blelloch tile (1024), primes and a few large ones.
+// Sizes around the look-back tile (8192), its 32-tile look-back group (262144), its 256-tile
+// window (2^21) and the Blelloch tile (1024), primes and a few large ones.
 constexpr std::size_t kSmallSizes[] = {0,     1,      2,      31,     32,     33,   1021,
-                                       1024,  1025,   4095,   4096,   4097,   8191, 8193,
-                                       12289, 131071, 131073, 135169, 1000003};
+                                       1024,  1025,   4097,   8191,   8192,   8193, 24593,
+                                       40961, 262143, 262145, 270337, 1000003};
 constexpr std::size_t kLargeSizes[] = {(1u << 20) + 3, (1u << 21) + 4095, (1u << 24) + 1};
 
 std::vector<ScanCase> ScanCases() {
@@ -244,51 +244,59 @@ INSTANTIATE_TEST_SUITE_P(Ch02, ScanWrap,
                            return std::string(StageName(info.param));
                          });
 
-// Every candidate configuration of the look-back scan (the `--scan-tune` rows) against the CPU:
-// tile boundaries of 4096 and 8192, a 32-tile look-back group, the 16-byte path with and without
-// a lead, the 4-byte path, in place. Full-range data (sums wrap) and all-ones (wrap every step).
-struct TuneCase {
-  std::size_t entry;  // index into lookback::TuneEntries()
+// The look-back scan's two contrasts (the optimized:scan-registers and optimized:scan-tile4096
+// rows; the chapter's own scan is ExclusiveScanCases' Lookback stage) against the CPU: tile
+// boundaries of 4096 and 8192, a 32-tile look-back group of either, the 16-byte path with and
+// without a lead, the 4-byte path, in place. Full-range data (sums wrap) and all-ones.
+struct ContrastCase {
+  std::size_t variant;  // index into lookback::Variants()
   std::size_t n;
   Layout layout;
 };
 
-void PrintTo(const TuneCase& c, std::ostream* os) {
-  *os << lookback::TuneEntries()[c.entry].name << " n=" << c.n << " " << c.layout.name;
+// "registers" for optimized:scan-registers: the part of the row after the last '-'.
+std::string ContrastName(std::size_t variant) {
+  const std::string& row = lookback::Variants()[variant].row;
+  return row.substr(row.rfind('-') + 1);
 }
 
-std::string TuneCaseName(const ::testing::TestParamInfo<TuneCase>& info) {
-  std::string name = lookback::TuneEntries()[info.param.entry].name;
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name + "_N" + std::to_string(info.param.n) + "_" + info.param.layout.name;
+void PrintTo(const ContrastCase& c, std::ostream* os) {
+  *os << ContrastName(c.variant) << " n=" << c.n << " " << c.layout.name;
 }
 
-std::vector<TuneCase> TuneCases() {
-  std::vector<TuneCase> cases;
-  for (std::size_t e = 0; e < lookback::TuneEntries().size(); ++e) {
-    for (std::size_t n : {1ul, 4097ul, 8193ul, 24593ul, 135169ul, 1000003ul}) {
+std::string ContrastCaseName(const ::testing::TestParamInfo<ContrastCase>& info) {
+  return ContrastName(info.param.variant) + "_N" + std::to_string(info.param.n) + "_" +
+         info.param.layout.name;
+}
+
+std::vector<ContrastCase> ContrastCases() {
+  std::vector<ContrastCase> cases;
+  // Every variant but the last, the chapter's own.
+  for (std::size_t v = 0; v + 1 < lookback::Variants().size(); ++v) {
+    for (std::size_t n : {1ul, 4097ul, 8193ul, 24593ul, 135169ul, 270337ul, 1000003ul}) {
       for (const Layout& l : {kAligned, kLead1, kMismatchedLead, kInPlaceLead2}) {
-        cases.push_back({e, n, l});
+        cases.push_back({v, n, l});
       }
     }
   }
   return cases;
 }
 
-class LookbackTune : public staged::testing::GpuTestWithParam<TuneCase> {};
+class LookbackContrasts : public staged::testing::GpuTestWithParam<ContrastCase> {};
 
-TEST_P(LookbackTune, MatchesCpu) {
-  const TuneCase c = GetParam();
-  const lookback::TuneEntry& e = lookback::TuneEntries()[c.entry];
-  const ScanFns<std::uint32_t> fns{e.scan, e.temp_bytes};
+TEST_P(LookbackContrasts, MatchesCpu) {
+  const ContrastCase c = GetParam();
+  const lookback::Variant& v = lookback::Variants()[c.variant];
+  const ScanFns<std::uint32_t> fns{v.scan, v.temp_bytes};
   for (Data d : {Data::kUniform, Data::kMax}) {
     CheckScan(fns, c.layout, MakeScanInput<std::uint32_t>(c.n, d),
-              std::string(e.name) + " n = " + std::to_string(c.n) + " " + c.layout.name + " " +
-                  DataName(d) + " seed " + std::to_string(kTestSeed));
+              v.row + " n = " + std::to_string(c.n) + " " + c.layout.name + " " + DataName(d) +
+                  " seed " + std::to_string(kTestSeed));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ch02, LookbackTune, ::testing::ValuesIn(TuneCases()), TuneCaseName);
+INSTANTIATE_TEST_SUITE_P(Ch02, LookbackContrasts, ::testing::ValuesIn(ContrastCases()),
+                         ContrastCaseName);
 
 // Runs 2^28 + 1 elements in place, from an offset that gives the 16-byte path a lead of one:
 // every word is 0x01010101 (set by cudaMemset, no host copy), so out[i] = i * 0x01010101

@@ -189,7 +189,7 @@ void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, v
                std::size_t temp_bytes, cudaStream_t stream);
 
 /// Device scratch bytes `ExclusiveScan` needs for @p n elements: a tile counter and one 8-byte
-/// status word per tile of `lookback::Shape::kTile` (4096) elements (0 for n = 0).
+/// status word per tile of `lookback::Shape::kTile` (8192) elements (0 for n = 0).
 /// @tparam T uint32_t or int32_t
 /// @param[in] n number of elements to scan
 template <typename T>
@@ -198,11 +198,11 @@ std::size_t ExclusiveScanTempBytes(std::size_t n);
  * @brief Exclusive prefix sum of n elements in one pass over memory: single-pass scan with
  *        decoupled look-back (Merrill and Garland, 2016). The chapter's fastest scan.
  *
- * Each block copies a tile of 4096 elements into shared memory, scans it there and learns the
+ * Each block copies a tile of 8192 elements into shared memory, scans it there and learns the
  * sum of everything before it from the status words its predecessors publish in @p d_temp (see
- * scan_lookback.cuh and scan_lookback_kernel.cuh). Every element is read once and written once. Arithmetic wraps modulo
- * 2^32. The scratch is reset on @p stream by every call, so calls on different streams with
- * different scratch may run concurrently.
+ * scan_lookback.cuh and scan_lookback_kernel.cuh). Every element is read once and written once.
+ * Arithmetic wraps modulo 2^32. The scratch is reset on @p stream by every call, so calls on
+ * different streams with different scratch may run concurrently.
  * @tparam T uint32_t or int32_t (explicitly instantiated for both)
  * @param[in] d_in device input (4-byte aligned, any offset)
  * @param[out] d_out device output; may equal @p d_in (in place), must not partially overlap it

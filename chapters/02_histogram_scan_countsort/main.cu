@@ -5,9 +5,9 @@
  *        binary filter (4-byte little-endian n, n bytes in; n sorted bytes out).
  *
  * Run: `ch02_optimized --n 2^29 --dist uniform` (every variant, CUB and the CPU in one table),
- * `ch02_naive --n 1M`, `ch02_optimized --scan --n 2^24` (adds the scan rows, 32-bit elements),
- * `ch02_optimized --scan-only --n 2^28` (the scan rows alone), `ch02_optimized --scan-only
- * --scan-tune --n 2^28` (adds a row per candidate configuration of the single-pass scan),
+ * `ch02_naive --n 1M`, `ch02_optimized --scan --n 2^24` (adds the scan rows, 32-bit elements:
+ * naive, Blelloch, the single-pass scan and its two contrasts, CUB; the single-pass kernels'
+ * occupancy on stderr), `ch02_optimized --scan-only --n 2^28` (the scan rows alone),
  * `ch02_optimized --stdin < in.bin > out.bin`.
  *
  * Measurement: every GPU row is the median of `--reps` gated reps (device time only). All rows
@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
-#include "chapters/02_histogram_scan_countsort/scan_lookback_tune.hpp"
+#include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
 #include "chapters/02_histogram_scan_countsort/stdin_mode.cuh"
 #include "common/cli.hpp"
 #include "common/device_buffer.hpp"
@@ -86,7 +86,7 @@ std::vector<SortStage> SortStages(std::size_t n, bool skip_naive) {
   return stages;
 }
 
-std::vector<ScanStage> ScanStages(std::size_t n, bool skip_naive, bool tune) {
+std::vector<ScanStage> ScanStages(std::size_t n, bool skip_naive) {
   using namespace ch02;  // NOLINT: as above
   std::vector<ScanStage> stages;
   if (!skip_naive || !kIsOptimized) {
@@ -96,16 +96,14 @@ std::vector<ScanStage> ScanStages(std::size_t n, bool skip_naive, bool tune) {
   if (kIsOptimized) {
     stages.push_back({"optimized:scan-blelloch", optimized::ExclusiveScanBlelloch<std::uint32_t>,
                       optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(n)});
-    stages.push_back({"optimized:scan", optimized::ExclusiveScan<std::uint32_t>,
-                      optimized::ExclusiveScanTempBytes<std::uint32_t>(n)});
+    // The single-pass scan's two contrasts, then optimized::ExclusiveScan (optimized:scan).
+    for (const lookback::Variant& v : lookback::Variants()) {
+      std::cerr << v.row << (v.change.empty() ? "" : " (" + v.change + ")") << ": " << v.describe()
+                << "\n";
+      stages.push_back({v.row, v.scan, v.temp_bytes(n)});
+    }
     stages.push_back({kLibraryScan, library::ExclusiveScan<std::uint32_t>,
                       library::ExclusiveScanTempBytes<std::uint32_t>(n)});
-    if (tune) {
-      for (const lookback::TuneEntry& e : lookback::TuneEntries()) {
-        std::cerr << "scan-" << e.name << ": " << e.describe() << "\n";
-        stages.push_back({std::string("optimized:scan-") + e.name, e.scan, e.temp_bytes(n)});
-      }
-    }
   }
   return stages;
 }
@@ -155,17 +153,13 @@ int Run(int argc, char** argv) {
   bool with_scan = false;
   bool scan_only = false;
   bool skip_naive = false;
-  bool scan_tune = false;
   cli.AddFlag("stdin", &stdin_mode,
               "filter mode: read a 4-byte little-endian n and n bytes (n <= 537000000) from "
               "stdin, write the n sorted bytes to stdout, timings to stderr; --n/--dist ignored");
   cli.AddFlag("scan", &with_scan,
               "also time the exclusive scan of n 32-bit integers (naive, Blelloch, single-pass "
-              "look-back, CUB)");
+              "look-back and its two contrasts, CUB)");
   cli.AddFlag("scan-only", &scan_only, "time only the scan rows of --scan");
-  cli.AddFlag("scan-tune", &scan_tune,
-              "ch02_optimized: add a row optimized:scan-<config> per candidate configuration of "
-              "the single-pass scan (scan_lookback_tune.hpp); lists their occupancy on stderr");
   cli.AddFlag("skip-naive", &skip_naive,
               "ch02_optimized: leave out the naive rows (their global atomics take seconds on "
               "large all-equal inputs)");
@@ -189,7 +183,7 @@ int Run(int argc, char** argv) {
   const std::size_t n = static_cast<std::size_t>(opt.n);
   const std::string dist = staged::DistributionName(opt.dist);
   const bool sort_rows = !scan_only;
-  const bool scan_rows = with_scan || scan_only || scan_tune;
+  const bool scan_rows = with_scan || scan_only;
 
   if (kIsOptimized && n > static_cast<std::size_t>(INT_MAX)) {
     std::cerr << "note: n > INT_MAX: the CUB scan and radix sort rows run with a 64-bit item "
@@ -198,7 +192,7 @@ int Run(int argc, char** argv) {
   std::vector<SortStage> sorts;
   if (sort_rows) sorts = SortStages(n, skip_naive);
   std::vector<ScanStage> scans;
-  if (scan_rows) scans = ScanStages(n, skip_naive, scan_tune);
+  if (scan_rows) scans = ScanStages(n, skip_naive);
   std::size_t temp_bytes = 0;
   for (const SortStage& s : sorts) temp_bytes = std::max(temp_bytes, s.temp_bytes);
   for (const ScanStage& s : scans) temp_bytes = std::max(temp_bytes, s.temp_bytes);

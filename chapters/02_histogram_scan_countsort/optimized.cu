@@ -119,10 +119,11 @@ __device__ __forceinline__ void LoadBatch(const uint4* __restrict__ vec, std::si
  * of `kHistUnroll`, loading batch k + 1 while it counts batch k. Byte b goes to word (b, lane)
  * of the block's 256 x 32 counters: lane l always hits bank l, whatever the bytes, so uniform,
  * skewed and all-equal input never conflict (one PRMT, one shift and one shared atomic per
- * byte; one atomic for a word of sixteen equal bytes). A column counts at most n < 2^32 bytes, so 32-bit counters never overflow. Bytes
- * before the first 16-byte boundary (@p head of them) and after the last one (fewer than 16)
- * are counted by threads 0..15 one at a time. Finally threads 2b and 2b + 1 sum row b and add it
- * to @p hist: 256 global atomics per block. Reads n bytes once; writes 1 KiB per block.
+ * byte; one atomic for a word of sixteen equal bytes). A column counts at most n < 2^32 bytes,
+ * so 32-bit counters never overflow. Bytes before the first 16-byte boundary (@p head of them)
+ * and after the last one (fewer than 16) are counted by threads 0..15 one at a time. Finally
+ * threads 2b and 2b + 1 sum row b and add it to @p hist: 256 global atomics per block. Reads n
+ * bytes once; writes 1 KiB per block.
  * @par Launch configuration
  * 1-D grid of `kHistBlockSize` threads, at most one block per SM (`HistogramBlocks`); 32 KiB of
  * static shared memory per block.

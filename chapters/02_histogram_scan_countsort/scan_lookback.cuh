@@ -19,9 +19,12 @@
  * How fast the scan runs is set by how many bytes each SM holds while its tiles wait: a tile
  * waits about two L2 round trips (its tile index, its look-back) on top of its DRAM load, and
  * by Little's law the bytes resident per SM divided by a tile's lifetime is the bandwidth. A
- * tile that waits in registers costs registers (`kInShared` false: 16 or 32 elements per thread
- * plus ~30 registers of bookkeeping); a tile copied by `cp.async` straight into shared memory
- * waits there, so 12 blocks of 16 KiB fit in an SM's 228 KiB with 40 registers per thread.
+ * tile that waits in registers costs registers (`kInShared` false: 32 elements per thread on
+ * top of the look-back's own, about 80 in all, so 3 blocks of 256 threads per SM); a tile copied
+ * by `cp.async` straight into shared memory waits there, so 6 blocks of 32 KiB fit in an SM's
+ * 228 KiB with 40 registers per thread. At the same bytes per SM, larger tiles mean fewer
+ * tiles per byte: fewer tile-counter atomics, status words and look-backs, each an L2 round
+ * trip.
  */
 #pragma once
 
@@ -60,10 +63,20 @@ struct TileShape {
   static_assert(kWindowGroups >= 1 && kWindowGroups <= 8, "look-back window of 32..256 tiles");
 };
 
-/// The shape `ch02::optimized::ExclusiveScan` uses: 128 threads x 32 elements (16 KiB tiles)
-/// waiting in shared memory, 12 blocks per SM (192 KiB of tiles per SM, 40 registers per
+/// The shape `ch02::optimized::ExclusiveScan` uses: 256 threads x 32 elements (32 KiB tiles)
+/// waiting in shared memory, 6 blocks per SM (192 KiB of tiles per SM, 40 registers per
 /// thread), a look-back window of 256 predecessors per round trip.
-using Shape = TileShape<128, 32, true, 12, 8>;
+using Shape = TileShape<256, 32, true, 6, 8>;
+
+/// Contrast 1 (the `optimized:scan-registers` row): `Shape` with the tile waiting in registers.
+/// 32 elements per thread held through the look-back need about 80 registers, so 3 blocks fit
+/// per SM: 96 KiB of tiles instead of 192.
+using RegisterShape = TileShape<256, 32, false, 3, 8>;
+
+/// Contrast 2 (the `optimized:scan-tile4096` row): `Shape` with 128 threads, so tiles of 4096
+/// elements, 12 blocks per SM: the same 192 KiB of tiles per SM in twice as many tiles (twice
+/// the tile-counter atomics, status words and look-backs per byte).
+using Tile4096Shape = TileShape<128, 32, true, 12, 8>;
 
 /// Scratch bytes in front of the status words that hold the tile counter (one aligned block).
 inline constexpr std::size_t kCounterBytes = 256;

@@ -3,7 +3,8 @@
  * @brief Chapter 02, final scan stage: single-pass exclusive scan with decoupled look-back
  *        (Merrill and Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back",
  *        NVIDIA technical report NVR-2016-002), as a kernel template over `TileShape` and its
- *        launcher. `scan_lookback.cu` instantiates it for `ch02::optimized::ExclusiveScan`.
+ *        launcher. `scan_lookback.cu` instantiates it for `ch02::optimized::ExclusiveScan` and
+ *        its two contrasts.
  *
  * Changes relative to the Blelloch scan (scan_blelloch.cu):
  * 1. One pass over memory instead of three: every element is read once and written once. A
@@ -17,9 +18,11 @@
  *    of it; a window of aggregates only is passed without waiting.
  * 4. 32 elements per thread, copied by `cp.async` straight into a swizzled shared buffer
  *    (16-byte coalesced, conflict-free): the tile waits for its prefix in shared memory, not in
- *    registers, so 12 tiles fit per SM. The thread totals, a warp shuffle scan and one
- *    block-level combine give the tile's own exclusive sums, written back to shared memory
- *    while warp 0 looks back; the tile's prefix is added on the way out.
+ *    registers, so 40 registers per thread do and 6 tiles of 8192 elements fit per SM
+ *    (`lookback::Shape`; `RegisterShape` keeps the tile in registers instead). The thread
+ *    totals, a warp shuffle scan and one block-level combine give the tile's own exclusive
+ *    sums, written back to shared memory while warp 0 looks back; the tile's prefix is added on
+ *    the way out.
  */
 #pragma once
 
