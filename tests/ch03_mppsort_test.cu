@@ -443,6 +443,8 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
   const std::uint32_t n_spans = static_cast<std::uint32_t>(spans.size());
   d_count.CopyFromHost(&n_spans, 1);
   DeviceBuffer<optimized::Segment> d_segs(8);
+  // The kernel writes one entry per span; the copies below read the whole table.
+  d_segs.FillBytes(0xFF);
   DeviceBuffer<optimized::LevelState> d_state(1);
   d_state.FillBytes(0);
   optimized::PlanParams params;
