@@ -1,7 +1,7 @@
 /**
  * @file doublebuffer.cu
  * @brief Stages 4 and 5 (double buffering, then warp tiling), and the same kernel with the
- *        smaller tiles and K ranges that stage 7 (splitk.cu) launches.
+ *        smaller tiles and K ranges that stage 6 (splitk.cu) launches.
  *
  * Changes relative to stage 3 (vectorized.cu):
  * 1. `doublebuffer`: two shared buffers; the next tile's global loads are issued before the
@@ -11,11 +11,17 @@
  *    fragment reads touch 64 + 128 contiguous bytes (one shared wavefront each);
  *    `__launch_bounds__(256, 2)` keeps two blocks per SM; blocks walk C in groups of 8 tile
  *    rows so the A and B panels in flight stay in L2.
- * 3. For stage 7, the block tile is a template parameter (128 or 64 on each side, 8×8 outputs
+ * 3. For stage 6, the block tile is a template parameter (128 or 64 on each side, 8×8 outputs
  *    per thread whatever the tile, so 256, 128 or 64 threads) and blockIdx.y selects a range of
  *    K whose partial product goes to its own slice of a workspace. The smaller tiles are capped
- *    at 128 registers so that 16 warps share an SM as with 128×128 (4 or 8 blocks): one tile
- *    in flight per block hides the loads' latency only when many blocks take turns.
+ *    at 128 registers so that 16 warps share an SM as with 128×128 (4 or 8 blocks).
+ * 4. The smaller tiles also prefetch into L2 the tile kPrefetchTiles ahead. At 128 registers a
+ *    thread of those tiles has no room to hold the next tile (12 or 16 floats) through the
+ *    FFMAs, so the compiler may issue its loads just before the shared stores, where they wait
+ *    the whole memory latency; the shapes that take these tiles (64×4096×4096, 4096×64×4096)
+ *    stream their large operand from DRAM, each element read by one block only. A prefetch
+ *    holds no register, so several tiles per block are on their way to L2 and the late loads
+ *    hit L2 instead of DRAM.
  */
 #include <stdexcept>
 
@@ -27,14 +33,20 @@ namespace ch04::optimized::detail {
 
 /// Blocks per SM that each tile's __launch_bounds__ asks for: stage 4 leaves the register
 /// count to the compiler (it settles at or under 128, two blocks per SM anyway), stage 5 asks
-/// for two explicitly; the 128- and 64-thread tiles of stage 7 ask for kSplitKWarpsPerSm warps
+/// for two explicitly; the 128- and 64-thread tiles of stage 6 ask for kSplitKWarpsPerSm warps
 /// per SM (at most 128 registers per thread), the residency PlanSplitK assumes.
 template <int kThreads, bool kWarpTiling>
 constexpr int kMinBlocks = kWarpTiling ? 2
                                        : (kThreads == 256 ? 1 : kSplitKWarpsPerSm * 32 / kThreads);
 
+/// How many tiles ahead of the one being multiplied the 128- and 64-thread tiles prefetch into
+/// L2: the prefetch of tile t + 4 has three k-tiles (several times DRAM's latency) to arrive
+/// before the loads of tile t + 4 are issued at the end of k-tile t + 3. The lines in flight
+/// stay small next to L2 (4 tiles of every resident block: a few MB on a full GPU).
+constexpr int kPrefetchTiles = 4;
+
 /**
- * @brief Stages 4, 5 and 7: a kBm×kBn tile of C (8×8 outputs per thread), two shared buffers so
+ * @brief Stages 4, 5 and 6: a kBm×kBn tile of C (8×8 outputs per thread), two shared buffers so
  *        the global loads of tile t+1 are in flight while tile t is multiplied, one barrier per
  *        tile; block (x, y) sums the y-th range of K.
  *
@@ -42,7 +54,8 @@ constexpr int kMinBlocks = kWarpTiling ? 2
  * 4·(t % (kBn/8)) + {0, kBn/2} + 0..3 (stage 3's layout). With warp tiling (128×128 only),
  * warp w owns the 32×64 region at rows 32·(w/2), columns 64·(w%2); lane l computes rows
  * 4·(l/8) + {0, 16} + 0..3 and columns 4·(l%8) + {0, 32} + 0..3 of it, so a warp's float4
- * fragment reads cover 64 contiguous bytes of A and 128 of B (one wavefront each).
+ * fragment reads cover 64 contiguous bytes of A and 128 of B (one wavefront each). The 128- and
+ * 64-thread tiles also prefetch into L2 the tile kPrefetchTiles ahead of the one multiplied.
  * @tparam kBm rows of C per block (64 or 128)
  * @tparam kBn columns of C per block (64 or 128)
  * @tparam kVecA rows of A are 16-byte aligned (K % 4 == 0)
@@ -90,6 +103,15 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
     row0 = (threadIdx.x / (kBn / 8)) * 4;
     col0 = (threadIdx.x % (kBn / 8)) * 4;
   }
+  // Only the smaller tiles prefetch (see the file comment); the 128×128 instance keeps its
+  // next tile in registers through the FFMAs and is stage 4 itself.
+  constexpr bool kPrefetchL2 = kThreads < 256;
+  const auto prefetch = [&](int k_tile) {
+    if (k_tile < k_end) {  // uniform per block; never past this split's range
+      PrefetchTileL2<kBm, kBk, kThreads, kChecked>(a, k, m, m0, k_tile);
+      PrefetchTileL2<kBk, kBn, kThreads, kChecked>(b, n, k, k_tile, n0);
+    }
+  };
   float acc[8][8] = {};
   TileRegs<kBm, kBk, kThreads> a_regs;
   TileRegs<kBk, kBn, kThreads> b_regs;
@@ -98,6 +120,11 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
   LoadTile<kBk, kBn, kThreads, kVecN, kChecked>(b, n, k, k_begin, n0, b_regs);
   StoreTransposed<kBm, kThreads>(a_tile[0], a_regs);
   StoreDirect<kBn, kThreads>(b_tile[0], b_regs);
+  if constexpr (kPrefetchL2) {
+    // Tiles 1 .. kPrefetchTiles-1 start towards L2 now; the loop asks for the rest in turn.
+#pragma unroll
+    for (int d = 1; d < kPrefetchTiles; ++d) prefetch(k_begin + d * kBk);
+  }
   __syncthreads();  // buffer 0 complete before the first multiply
   int buf = 0;
   for (int k0 = k_begin; k0 < k_end; k0 += kBk) {
@@ -107,6 +134,7 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
       LoadTile<kBm, kBk, kThreads, kVecA, kChecked>(a, k, m, m0, k0 + kBk, a_regs);
       LoadTile<kBk, kBn, kThreads, kVecN, kChecked>(b, n, k, k0 + kBk, n0, b_regs);
     }
+    if constexpr (kPrefetchL2) prefetch(k0 + kPrefetchTiles * kBk);
 #pragma unroll
     for (int p = 0; p < kBk; ++p) {
       float a_frag[8], b_frag[8];
@@ -135,7 +163,7 @@ void LaunchTile(const Problem& p, const SplitOutput& out, cudaStream_t stream) {
   const dim3 grid(tiles, static_cast<unsigned>(out.splits));
   const bool whole = p.m % kBm == 0 && p.n % kBn == 0 && p.k % kBk == 0;
   // Stage 4's 128×128 tile keeps all five alignment cases, as stage 3 does, so the two compare
-  // like for like; the smaller tiles of stage 7 fall back to scalar loads on both sides when
+  // like for like; the smaller tiles of stage 6 fall back to scalar loads on both sides when
   // either is unaligned (fewer instances to compile).
   constexpr bool kMixed = kBm == 128 && kBn == 128;
   DispatchShape<kMixed>(AlignmentOf(p), whole, [&](auto vec_a, auto vec_n, auto checked) {

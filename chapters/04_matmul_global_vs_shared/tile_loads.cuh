@@ -16,7 +16,7 @@
 
 namespace ch04::optimized::detail {
 
-/// Depth (along K) of one shared-memory tile for stages 2-7.
+/// Depth (along K) of one shared-memory tile for stages 2-6.
 constexpr int kBk = 8;
 /// Padding of a transposed A row in shared memory: with rows of kBm + 4 floats (kBm a multiple
 /// of 32), the four floats one thread stores land in banks 4 apart from its neighbour's and
@@ -109,6 +109,37 @@ __device__ __forceinline__ void LoadTile(const float* __restrict__ src, int ld, 
       for (int j = 0; j < 4; ++j) e[j] = (row_in && col + j < ld) ? src[offset + j] : 0.f;
       regs.v[i] = make_float4(e[0], e[1], e[2], e[3]);
     }
+  }
+}
+
+/**
+ * @brief Asks L2 to fetch the lines that LoadTile with the same arguments will read, so that a
+ *        later LoadTile finds them in L2 instead of waiting for DRAM.
+ *
+ * `prefetch.global.L2` is a hint: it holds no register, returns nothing and never waits, so a
+ * block can have several tiles in flight towards L2 while only one is loaded into registers.
+ * Elements outside the matrix are skipped (a prefetch reads no data, but the address it names
+ * should still be one the kernel may read).
+ * @tparam kRows tile rows
+ * @tparam kCols tile columns (a multiple of 4)
+ * @tparam kThreads threads of the block
+ * @tparam kChecked false when the tile is known to lie inside the matrix
+ * @param[in] src the matrix
+ * @param[in] ld its leading dimension (columns)
+ * @param[in] rows its rows
+ * @param[in] r0 first tile row
+ * @param[in] c0 first tile column
+ */
+template <int kRows, int kCols, int kThreads, bool kChecked>
+__device__ __forceinline__ void PrefetchTileL2(const float* src, int ld, int rows, int r0, int c0) {
+#pragma unroll
+  for (int i = 0; i < TileRegs<kRows, kCols, kThreads>::kVectors; ++i) {
+    const int idx = threadIdx.x + i * kThreads;  // the same element group as LoadTile's
+    const int r = r0 + idx / (kCols / 4);
+    const int col = c0 + (idx % (kCols / 4)) * 4;
+    if (kChecked && (r >= rows || col >= ld)) continue;
+    const float* p = src + static_cast<std::size_t>(r) * ld + col;
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
   }
 }
 
