@@ -143,8 +143,8 @@ __device__ std::uint32_t LookBack(StatusWord* status, std::uint32_t tile, int la
  * @tparam kVectorized 16-byte global accesses (in and out have the same address mod 16);
  *         otherwise 4-byte accesses with lead = 0
  * @par Launch configuration
- * `Tiles(n, lead, S::kTile)` blocks of `S::kThreads` threads; 16 x S::kTile bytes (+ 48) of
- * static shared memory per block.
+ * `Tiles(n, lead, S::kTile)` blocks of `S::kThreads` threads; 4 x S::kTile bytes of static
+ * shared memory per block for the tile, plus under 48 for the warp totals, tile index and prefix.
  * @pre @p tile_counter and the first `Tiles(n, lead, S::kTile)` status words are zero (one
  *      memset on the same stream); in - lead (as an address) is 16-byte aligned when
  *      kVectorized; in and out are equal or do not overlap (a warp stores only the segment it
