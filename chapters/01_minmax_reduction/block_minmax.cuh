@@ -23,12 +23,14 @@ namespace ch01 {
 /// @pre all 32 lanes of the warp call it (full-mask shuffles)
 template <typename K>
 __device__ __forceinline__ void WarpMinMax(K& kmin, K& kmax) {
+  // snippet-begin: ch01-warp-shuffle
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) {
     // Lane l meets lane l ^ offset: after 5 steps every lane has seen all 32 keys.
     kmin = KeyMin(kmin, __shfl_xor_sync(0xFFFFFFFFu, kmin, offset));
     kmax = KeyMax(kmax, __shfl_xor_sync(0xFFFFFFFFu, kmax, offset));
   }
+  // snippet-end: ch01-warp-shuffle
 }
 
 /// Block-wide min and max: warp shuffles, one key pair per warp through shared memory, then
@@ -44,6 +46,7 @@ __device__ __forceinline__ void BlockMinMax(KeyOf<T>& kmin, KeyOf<T>& kmax, KeyO
                                             KeyOf<T>* s_max) {
   static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 32 of them");
   constexpr int kWarps = kThreads / 32;
+  // snippet-begin: ch01-block-minmax
   const int warp = threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   WarpMinMax(kmin, kmax);
@@ -58,6 +61,7 @@ __device__ __forceinline__ void BlockMinMax(KeyOf<T>& kmin, KeyOf<T>& kmax, KeyO
     kmax = lane < kWarps ? s_max[lane] : OrderedKey<T>::kLowest;
     WarpMinMax(kmin, kmax);
   }
+  // snippet-end: ch01-block-minmax
 }
 
 }  // namespace ch01

@@ -18,9 +18,11 @@ template <typename T>
 MinMaxPair<T> MinMax(const T* data, std::size_t n) {
   if (n == 0)
     throw std::invalid_argument("ch01::cpu::MinMax: the min/max of 0 elements is undefined");
+  // snippet-begin: ch01-cpu-reference
   auto less = [](T a, T b) { return OrderedKey<T>::From(a) < OrderedKey<T>::From(b); };
   const auto [lo, hi] = std::minmax_element(data, data + n, less);
   return PairFromKeys<T>(OrderedKey<T>::From(*lo), OrderedKey<T>::From(*hi));
+  // snippet-end: ch01-cpu-reference
 }
 
 /// @cond INSTANTIATIONS

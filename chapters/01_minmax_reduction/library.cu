@@ -65,6 +65,7 @@ template <typename T>
 cudaError_t Reduce(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::size_t n,
                    MinMaxPair<T>* d_result, cudaStream_t stream) {
   using Key = KeyOf<T>;
+  // snippet-begin: ch01-cub-call
   auto in = thrust::make_transform_iterator(d_in, ToKeyPair<T>{});
   auto out = thrust::make_transform_output_iterator(d_result, FromKeyPair<T>{});
   const MinMaxPair<Key> init{OrderedKey<T>::kHighest, OrderedKey<T>::kLowest};
@@ -74,6 +75,7 @@ cudaError_t Reduce(void* d_temp, std::size_t& temp_bytes, const T* d_in, std::si
   }
   return cub::DeviceReduce::Reduce(d_temp, temp_bytes, in, out, static_cast<std::uint64_t>(n),
                                    MinMaxOp<Key>{}, init, stream);
+  // snippet-end: ch01-cub-call
 }
 
 }  // namespace

@@ -71,11 +71,13 @@ struct OrderedKey<float> {
   static constexpr Key kNegInf = -1 - 0x7F800000;  ///< key of -inf
   static constexpr Key kPosInf = 0x7F800000;       ///< key of +inf
   /// The key of @p x.
+  // snippet-begin: ch01-ordered-key
   static __host__ __device__ __forceinline__ Key From(float x) {
     const Key b = BitCast<Key>(x);
     // b >> 31 is 0 or -1 (arithmetic shift): flips the magnitude bits of negatives only.
     return b ^ ((b >> 31) & 0x7FFFFFFF);
   }
+  // snippet-end: ch01-ordered-key
   /// The value whose key is @p k (the mapping is its own inverse).
   static __host__ __device__ __forceinline__ float To(Key k) {
     return BitCast<float>(k ^ ((k >> 31) & 0x7FFFFFFF));
@@ -160,11 +162,13 @@ __host__ __device__ __forceinline__ K KeyMax(K a, K b) {
 /// @param[in] kmax largest key over the input
 template <typename T>
 __host__ __device__ __forceinline__ MinMaxPair<T> PairFromKeys(KeyOf<T> kmin, KeyOf<T> kmax) {
+  // snippet-begin: ch01-pair-from-keys
   using K = OrderedKey<T>;
   if constexpr (std::is_floating_point_v<T>) {
     if (kmin < K::kNegInf || kmax > K::kPosInf) return {K::QuietNaN(), K::QuietNaN()};
   }
   return {K::To(kmin), K::To(kmax)};
+  // snippet-end: ch01-pair-from-keys
 }
 
 /// CPU reference.

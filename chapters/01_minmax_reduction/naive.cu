@@ -30,6 +30,7 @@ namespace ch01::naive {
 /// @param[in,out] s_min,s_max kBlockSize keys each, filled and synchronised by the caller
 template <typename K>
 __device__ void SequentialTree(K* s_min, K* s_max) {
+  // snippet-begin: ch01-naive-tree
   const unsigned tid = threadIdx.x;
   for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
     // Threads 0..s-1 are contiguous, so whole warps retire together and the reads of
@@ -41,6 +42,7 @@ __device__ void SequentialTree(K* s_min, K* s_max) {
     // The next step reads what this step wrote in other threads' slots.
     __syncthreads();
   }
+  // snippet-end: ch01-naive-tree
 }
 
 /// Writes the block's result: the final pair when this is the last pass (@p result not null),
@@ -80,6 +82,7 @@ __global__ void MinMaxSequentialKernel(const T* in, std::size_t n, KeyOf<T>* out
   using K = OrderedKey<T>;
   __shared__ KeyOf<T> s_min[kBlockSize];
   __shared__ KeyOf<T> s_max[kBlockSize];
+  // snippet-begin: ch01-naive-load
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   // Threads past the end hold the identities, so n need not be a multiple of the block.
   const KeyOf<T> k = K::From(i < n ? in[i] : T{});
@@ -89,6 +92,7 @@ __global__ void MinMaxSequentialKernel(const T* in, std::size_t n, KeyOf<T>* out
   __syncthreads();
   SequentialTree(s_min, s_max);
   WriteBlockResult<T>(s_min, s_max, out_min, out_max, result);
+  // snippet-end: ch01-naive-load
 }
 
 /// Later passes (the seed's `seq_finalminmaxKernel`, generalised): block b folds block results
@@ -155,6 +159,7 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   auto* bytes = static_cast<unsigned char*>(d_temp);
   Key* buf[2] = {reinterpret_cast<Key*>(bytes),
                  reinterpret_cast<Key*>(bytes + (n > kBlockSize ? SecondBufferOffset<T>(n) : 0))};
+  // snippet-begin: ch01-naive-passes
   std::size_t blocks = Blocks(n);
   // Pass 1 over the input; a single block writes the answer directly.
   MinMaxSequentialKernel<T><<<static_cast<unsigned>(blocks), kBlockSize, 0, stream>>>(
@@ -170,6 +175,7 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
         in, in + m, m, out, out + blocks, blocks == 1 ? d_result : nullptr);
     CUDA_CHECK_LAST_LAUNCH();
   }
+  // snippet-end: ch01-naive-passes
 }
 
 /// @cond INSTANTIATIONS

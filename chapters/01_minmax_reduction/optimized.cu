@@ -50,6 +50,7 @@ inline constexpr int kWarps = kBlockSize / 32;
 /// @param[out] out the loaded elements
 template <typename T, int kElems>
 __device__ __forceinline__ void LoadUnit(const T* base, std::size_t index, T (&out)[kElems]) {
+  // snippet-begin: ch01-vector-load
   if constexpr (kElems * sizeof(T) == 16) {
     const uint4 raw = __ldg(reinterpret_cast<const uint4*>(base) + index);
     memcpy(out, &raw, 16);  // a register reinterpretation, no memory traffic
@@ -57,6 +58,7 @@ __device__ __forceinline__ void LoadUnit(const T* base, std::size_t index, T (&o
     static_assert(kElems == 1, "loads are 16 bytes or one element");
     out[0] = __ldg(base + index);
   }
+  // snippet-end: ch01-vector-load
 }
 
 /// Folds @p x into the running key pair.
@@ -102,6 +104,7 @@ __global__ void __launch_bounds__(kBlockSize)
   __shared__ Key s_max[kWarps];
   __shared__ bool s_is_last;
 
+  // snippet-begin: ch01-grid-stride
   Key kmin = K::kHighest;
   Key kmax = K::kLowest;
   const T* body = in + head;  // 16-byte aligned for vector loads
@@ -122,6 +125,8 @@ __global__ void __launch_bounds__(kBlockSize)
       for (int e = 0; e < kElems; ++e) Fold(v[k][e], kmin, kmax);
     }
   }
+  // snippet-end: ch01-grid-stride
+  // snippet-begin: ch01-head-tail
   if (c < units) {  // this block's last chunk is partial: guard each load
 #pragma unroll
     for (int k = 0; k < kLoads; ++k) {
@@ -138,7 +143,9 @@ __global__ void __launch_bounds__(kBlockSize)
   const std::size_t g = static_cast<std::size_t>(blockIdx.x) * kBlockSize + threadIdx.x;
   if (g < head) Fold(in[g], kmin, kmax);
   if (g < tail) Fold(body[units * kElems + g], kmin, kmax);
+  // snippet-end: ch01-head-tail
 
+  // snippet-begin: ch01-ticket
   BlockMinMax<T, kBlockSize>(kmin, kmax, s_min, s_max);
   if (threadIdx.x == 0) {
     partial_min[blockIdx.x] = kmin;
@@ -159,7 +166,9 @@ __global__ void __launch_bounds__(kBlockSize)
   // second BlockMinMax below rewrites them.
   __syncthreads();
   if (!s_is_last) return;
+  // snippet-end: ch01-ticket
 
+  // snippet-begin: ch01-last-block
   // Last block: every other block's partial is written and fenced. __ldcg reads through L2, where
   // the other SMs' writes are, never a stale L1 line.
   __threadfence();
@@ -171,6 +180,7 @@ __global__ void __launch_bounds__(kBlockSize)
   }
   BlockMinMax<T, kBlockSize>(kmin, kmax, s_min, s_max);
   if (threadIdx.x == 0) *result = PairFromKeys<T>(kmin, kmax);
+  // snippet-end: ch01-last-block
 }
 
 /// @brief Zeroes the finishing counter of one call (change 6). Its first instruction allows the
@@ -180,12 +190,14 @@ __global__ void __launch_bounds__(kBlockSize)
 /// <<<1, 1>>> on the call's stream, immediately before `MinMaxSinglePassKernel` (launched with
 /// programmatic stream serialization).
 /// @param[out] tickets the counter
+// snippet-begin: ch01-reset-kernel
 __global__ void ResetTicketKernel(unsigned int* tickets) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   cudaTriggerProgrammaticLaunchCompletion();
 #endif
   *tickets = 0;
 }
+// snippet-end: ch01-reset-kernel
 
 namespace {
 
@@ -220,6 +232,7 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   // The grid maths: head/body/tail around the first 16-byte boundary, then enough blocks to
   // fill the GPU, never more than there are chunks of work (one chunk = what a block reads per
   // loop iteration) and never more than the scratch has partial slots for.
+  // snippet-begin: ch01-grid-size
   staged::AlignedSplit split{0, n, 0};
   if (kElems > 1) split = staged::SplitAt16(d_in, n, sizeof(T));
   auto kernel = MinMaxSinglePassKernel<T, kElems, kLoads>;
@@ -227,7 +240,9 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
       staged::ResidentGrid(reinterpret_cast<const void*>(kernel), kBlockSize, 0, split.vectors,
                            static_cast<std::size_t>(kBlockSize) * kLoads, kMaxBlocksPerSm),
       kMaxGridBlocks);
+  // snippet-end: ch01-grid-size
   const Scratch<T> scratch = CarveScratch<T>(d_temp);
+  // snippet-begin: ch01-pdl-launch
   // The counter starts at 0 for this call whatever the scratch held: the reset grid runs before
   // the kernel takes a ticket (stream order plus cudaGridDependencySynchronize), and a captured
   // graph replays both with the same dependency.
@@ -247,6 +262,7 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, static_cast<const T*>(d_in), split.head,
                                 split.vectors, split.tail, scratch.partial_min, scratch.partial_max,
                                 scratch.tickets, d_result));
+  // snippet-end: ch01-pdl-launch
 }
 
 }  // namespace
@@ -266,6 +282,7 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
 template <typename T>
 void MinMaxStage(Stage stage, const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
                  std::size_t temp_bytes, cudaStream_t stream) {
+  // snippet-begin: ch01-stages
   switch (stage) {
     case Stage::kScalarLoads:
       Launch<T, 1, 1>(d_in, n, d_result, d_temp, temp_bytes, stream);
@@ -277,6 +294,7 @@ void MinMaxStage(Stage stage, const T* d_in, std::size_t n, MinMaxPair<T>* d_res
       MinMax(d_in, n, d_result, d_temp, temp_bytes, stream);
       return;
   }
+  // snippet-end: ch01-stages
   throw std::invalid_argument("ch01::optimized::MinMaxStage: unknown stage");
 }
 
