@@ -105,7 +105,9 @@ TEST(Planning, TargetsLeaveRoomForPoissonSpread) {
       EXPECT_GE(tiles[i].keys, tiles[i].target + 6.5 * spread) << "tile " << tiles[i].keys;
       if (i > 0) EXPECT_GT(tiles[i].keys, tiles[i - 1].keys);
     }
-    EXPECT_EQ(optimized::DeeperTile(s).keys, tiles[count - 1].keys);
+    // Deeper levels: the bitonic sorter's cheapest tile per key, the radix sorter's largest.
+    EXPECT_EQ(optimized::DeeperTile(s).keys,
+              s == BucketSorter::kBitonic ? tiles[0].keys : tiles[count - 1].keys);
   }
 }
 
@@ -549,7 +551,7 @@ TEST_F(OptimizedKernels, SegmentMinMaxReducesOnlyMarkedSegments) {
 
 // ---------------------------------------------------------------------- end-to-end tests
 
-enum class Variant { kNaive, kOptimized, kOptimizedBitonic, kOptimizedHostLoop, kThrust, kCub };
+enum class Variant { kNaive, kOptimized, kOptimizedRadix, kOptimizedHostLoop, kThrust, kCub };
 
 std::string VariantName(Variant v) {
   switch (v) {
@@ -557,8 +559,8 @@ std::string VariantName(Variant v) {
       return "Naive";
     case Variant::kOptimized:
       return "Optimized";
-    case Variant::kOptimizedBitonic:
-      return "OptBitonic";
+    case Variant::kOptimizedRadix:
+      return "OptRadix";
     case Variant::kOptimizedHostLoop:
       return "OptHostLoop";
     case Variant::kThrust:
@@ -571,13 +573,13 @@ std::string VariantName(Variant v) {
 
 optimized::Options OptionsOf(Variant v) {
   optimized::Options o;
-  if (v == Variant::kOptimizedBitonic) o.sorter = BucketSorter::kBitonic;
+  if (v == Variant::kOptimizedRadix) o.sorter = BucketSorter::kRadix;
   if (v == Variant::kOptimizedHostLoop) o.device_loop = false;
   return o;
 }
 
 bool IsOptimized(Variant v) {
-  return v == Variant::kOptimized || v == Variant::kOptimizedBitonic ||
+  return v == Variant::kOptimized || v == Variant::kOptimizedRadix ||
          v == Variant::kOptimizedHostLoop;
 }
 
@@ -634,7 +636,7 @@ std::vector<SortCase> SortCases() {
   // optimized one run the smaller half.
   const std::vector<std::size_t> sizes = {0,     1,     2,      1023,     4096,          4097,
                                           16385, 36865, 100003, 1u << 20, (1u << 23) + 5};
-  for (Variant v : {Variant::kNaive, Variant::kOptimized, Variant::kOptimizedBitonic,
+  for (Variant v : {Variant::kNaive, Variant::kOptimized, Variant::kOptimizedRadix,
                     Variant::kOptimizedHostLoop, Variant::kThrust, Variant::kCub}) {
     for (Distribution d : staged::AllDistributions()) {
       for (std::size_t n : sizes) {
@@ -695,7 +697,7 @@ TEST_P(SortVariant, OffsetPointers) {
 
 INSTANTIATE_TEST_SUITE_P(Ch03, SortVariant,
                          ::testing::Values(Variant::kNaive, Variant::kOptimized,
-                                           Variant::kOptimizedBitonic, Variant::kOptimizedHostLoop,
+                                           Variant::kOptimizedRadix, Variant::kOptimizedHostLoop,
                                            Variant::kThrust, Variant::kCub),
                          [](const ::testing::TestParamInfo<Variant>& info) {
                            return VariantName(info.param);
@@ -726,7 +728,7 @@ INSTANTIATE_TEST_SUITE_P(
     Ch03, SortAdversary, ::testing::ValuesIn([] {
       std::vector<AdversaryCase> cases;
       for (Variant v :
-           {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedHostLoop}) {
+           {Variant::kOptimized, Variant::kOptimizedRadix, Variant::kOptimizedHostLoop}) {
         for (Adversary a : {Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
           for (std::size_t n : {33u * 3000u, 2u << 20}) cases.push_back({v, a, n});
         }

@@ -12,8 +12,8 @@
  * row is dropped and results are checked against a CPU LSD radix sort (O(n)) instead of
  * std::sort: the reference never comes from a GPU library.
  *
- * Chapter flags: `--bucket-sort radix|bitonic` (the on-chip sort of step 5; the row is named
- * `optimized-bitonic` for the seed's network), `--host-loop` (deeper levels driven from the host,
+ * Chapter flags: `--bucket-sort bitonic|radix` (the on-chip sort of step 5; the row is named
+ * `optimized-radix` for the block radix sort), `--host-loop` (deeper levels driven from the host,
  * row `optimized-hostloop`, timed with the host's round trips), `--adversary powers|spike|outlier`
  * (inputs that defeat equal-width buckets, in place of `--dist`), `--extremes`, `--buckets`,
  * `--skip-naive`.
@@ -58,15 +58,15 @@ int Run(int argc, char** argv) {
                   defaults);
   std::int64_t buckets = ch03::naive::kDefaultBuckets;
   bool extremes = false, skip_naive = false, host_loop = false;
-  std::string sorter_name = "radix", adversary_name = "none";
+  std::string sorter_name = "bitonic", adversary_name = "none";
   cli.AddInt("buckets", &buckets, 1, ch03::naive::kMaxBuckets,
              "buckets h of the naive variant (the optimized one picks h from n)");
   cli.AddFlag("extremes", &extremes, "plant keys 0 and 0xFFFFFFFF in the input");
   cli.AddFlag("skip-naive", &skip_naive,
               "do not run the naive variant (slow on large n: its big buckets sort in global "
               "memory)");
-  cli.AddChoice("bucket-sort", &sorter_name, {"radix", "bitonic"},
-                "on-chip sort of each bucket in the optimized variant (default radix)");
+  cli.AddChoice("bucket-sort", &sorter_name, {"bitonic", "radix"},
+                "on-chip sort of each bucket in the optimized variant");
   cli.AddFlag("host-loop", &host_loop,
               "optimized: the host drives the levels after the first (one sync per level)");
   cli.AddChoice("adversary", &adversary_name, {"none", "powers", "spike", "outlier"},
@@ -82,11 +82,11 @@ int Run(int argc, char** argv) {
   const bool run_optimized = is_optimized;
   const ch03::Adversary adversary = ch03::ParseAdversary(adversary_name);
   ch03::optimized::Options options;
-  options.sorter = sorter_name == "bitonic" ? ch03::optimized::BucketSorter::kBitonic
-                                            : ch03::optimized::BucketSorter::kRadix;
+  options.sorter = sorter_name == "radix" ? ch03::optimized::BucketSorter::kRadix
+                                          : ch03::optimized::BucketSorter::kBitonic;
   options.device_loop = !host_loop;
   std::string opt_name = "optimized";
-  if (options.sorter == ch03::optimized::BucketSorter::kBitonic) opt_name += "-bitonic";
+  if (options.sorter == ch03::optimized::BucketSorter::kRadix) opt_name += "-radix";
   if (host_loop) opt_name += "-hostloop";
 
   // in, out, the partition buffers of naive and optimized, CUB's and thrust's scratch (~n

@@ -232,7 +232,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
 }  // namespace naive
 
 /// Arithmetic buckets, chapter 01's min/max, chapter 02's scan, shared-memory ranking before a
-/// coalesced scatter, an on-chip radix (or bitonic) sort of each bucket, and deeper levels
+/// coalesced scatter, an on-chip bitonic (or radix) sort of each bucket, and deeper levels
 /// planned and looped on the device. Its pieces: plan.hpp (tiles, bucket counts, the records
 /// the kernels read), workspace.hpp (`Workspace`, `Options`), steps.cuh (one launcher per step),
 /// stage_timer.hpp (`StageTimer`).

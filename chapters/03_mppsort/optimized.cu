@@ -22,11 +22,14 @@
  * 8. The min and max of an oversized bucket are reduced by the block that finds it, so deeper
  *    levels need no min/max pass except for buckets over kBlockMinMaxKeys (a skewed cluster).
  * 9. The histogram loads all 16 keys of a thread before its first atomic (16 loads in flight).
- * 10. A small tile (4096 keys, 256 threads) wherever the level's buckets fit it.
- * 11. A block radix sort replaces the bitonic network as the default on-chip sort
- *    (radix_tile.cuh): a bucket's keys differ only in their low bits, so 2-3 passes of 8 bits
- *    replace 78-91 layers of compare-exchanges; its 36864-key tile (512 threads x 72 keys in
- *    registers, 165 KB of shared memory) holds the 32K-key buckets of 64M keys in one level.
+ * 10. A small tile (4096 keys, 256 threads) at level 0 wherever the level's buckets fit it, and
+ *    at every deeper level.
+ * 11. A block radix sort beside the bitonic network (radix_tile.cuh, `BucketSorter::kRadix`):
+ *    a bucket's keys differ only in their low bits, so 2-3 passes of 8 bits replace 78-91 layers
+ *    of compare-exchanges; its 36864-key tile (512 threads x 72 keys in registers, 165 KB of
+ *    shared memory) holds the 32K-key buckets of 64M keys in one level. The bitonic network
+ *    stays the default: per key, the radix passes' ranking and barriers cost more than the
+ *    layers they replace, and the large tile leaves one block per SM (radix_tile.cuh).
  * 12. Levels after the first are planned on the device and run as a CUDA graph whose loop
  *    condition the planning kernel sets (levels.cu): no level waits for the host, and a sort
  *    whose buckets all fit costs one small kernel more than level 0.

@@ -20,7 +20,7 @@ const TileShape* TilesOf(BucketSorter sorter, int& count) {
 TileShape DeeperTile(BucketSorter sorter) {
   int count = 0;
   const TileShape* tiles = TilesOf(sorter, count);
-  return tiles[count - 1];
+  return sorter == BucketSorter::kBitonic ? tiles[0] : tiles[count - 1];
 }
 
 std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
@@ -51,7 +51,7 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // at most kMaxBuckets, at most max(kMinDeepBuckets, ceil(2 len / target)) and every segment
   // is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
   //   h * c <= len / 8 (kMaxBuckets / kChunk) + 65 * (len / kChunk + 1) + 2 len / target + ...
-  // which stays below n / 8 + n / 32 + 4096 for every target of at least 7000 keys.
+  // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
   return std::max(PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix, deeper);
 }

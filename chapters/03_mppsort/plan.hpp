@@ -33,7 +33,8 @@ inline constexpr std::uint32_t kMinDeepBuckets = 64;
 /// margin covers the level that finds such a bucket's min == max.
 inline constexpr std::uint32_t kMaxLevels = 12;
 
-/// The on-chip sort of step 5: the seed's bitonic network, or a block radix sort.
+/// The on-chip sort of step 5: the seed's bitonic network (the default), or a block radix sort
+/// (radix_tile.cuh, kept beside it for comparison).
 enum class BucketSorter { kRadix, kBitonic };
 
 /// One on-chip tile: the most keys a block sorts, and the mean bucket size aimed at so that
@@ -108,7 +109,11 @@ struct FirstLevelPlan {
 /// @param[in] sorter the on-chip sort
 /// @param[out] count number of tiles
 const TileShape* TilesOf(BucketSorter sorter, int& count);
-/// The tile of levels 1, 2, ...: the largest of @p sorter (fewest oversized buckets).
+/// The tile of levels 1, 2, ...: for the bitonic sorter its smallest (a network's work per key
+/// grows with its depth: 78 layers over 4096-key tiles against 91 over 8192, and a deeper level
+/// has no bucket count to save, each segment getting its own); for the radix sorter its largest
+/// (its passes follow the bits that differ, not the tile, so the largest leaves the fewest
+/// oversized buckets).
 /// @param[in] sorter the on-chip sort
 TileShape DeeperTile(BucketSorter sorter);
 /// Buckets of level 0: ceil(n / target) in [1, kMaxBuckets].
