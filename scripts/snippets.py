@@ -86,9 +86,13 @@ def dedent(lines):
         lines = lines[1:]
     while lines and not lines[-1].strip():
         lines = lines[:-1]
-    indents = [len(l) - len(l.lstrip(" ")) for l in lines if l.strip()]
+    # Preprocessor lines (#pragma unroll, #if) sit at column 0 whatever the code's indentation:
+    # they do not set the cut, and lose only the spaces they have.
+    indents = [len(l) - len(l.lstrip(" ")) for l in lines
+               if l.strip() and not l.lstrip().startswith("#")]
     cut = min(indents) if indents else 0
-    return [l[cut:].rstrip() if l.strip() else "" for l in lines]
+    return [l[min(cut, len(l) - len(l.lstrip(" "))):].rstrip() if l.strip() else ""
+            for l in lines]
 
 
 class Sources:
