@@ -167,6 +167,10 @@ class Checker:
             for m in RAW_COMMAND.finditer(visible):
                 self.problem(rel, number, f"raw Doxygen command '{m.group(0)}' shows as text on "
                              "a code host: use a Markdown link or image instead")
+            if re.match(r"\s*<!--\s*num\b", line):
+                self.problem(rel, number, "a line that starts with a num marker (an HTML "
+                             "comment) ends the paragraph on a code host: move the marker after "
+                             "some text on the line")
 
 
 def main():
