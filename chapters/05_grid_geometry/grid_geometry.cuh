@@ -29,6 +29,7 @@
 /// Chapter 05: grid geometry and block size.
 namespace ch05 {
 
+// snippet-begin: ch05-axes
 /// How many C elements a block computes and with how many threads.
 enum class Shape {
   kMxM,   ///< M×M threads, one element c(i,j) each: an M×M tile of C
@@ -47,7 +48,9 @@ enum class Memory {
   kGlobal,  ///< every operand read straight from global memory (through L1/L2)
   kShared,  ///< tiles of A and B staged in shared memory, each element loaded once per block
 };
+// snippet-end: ch05-axes
 
+// snippet-begin: ch05-launch-modes
 /// How the launches of one arrangement reach the GPU (beyond the paper).
 enum class Launch {
   kPlain,       ///< the paper's loop of `<<<>>>` launches on one stream
@@ -58,6 +61,7 @@ enum class Launch {
 
 /// Branches of a `Launch::kGraphFork` capture: the launches are dealt round-robin over them.
 inline constexpr int kForkBranches = 32;
+// snippet-end: ch05-launch-modes
 
 /// The block parameters M the kernels are instantiated for (the paper's Table 4 uses all five).
 inline constexpr int kSupportedM[] = {1, 2, 4, 8, 16};
@@ -65,6 +69,7 @@ inline constexpr int kSupportedM[] = {1, 2, 4, 8, 16};
 /// The default M (the paper's Tables 1 and 3).
 inline constexpr int kDefaultM = 16;
 
+// snippet-begin: ch05-config
 /// One of the chapter's variants.
 struct Config {
   Arrangement arrangement = Arrangement::kGrid2d;  ///< grid arrangement
@@ -72,6 +77,7 @@ struct Config {
   Memory memory = Memory::kShared;                 ///< memory kind
   int m = kDefaultM;                               ///< block parameter M (one of kSupportedM)
 };
+// snippet-end: ch05-config
 
 /// True when @p m is one of kSupportedM.
 bool IsSupportedM(int m);

@@ -36,6 +36,7 @@ namespace ch05::detail {
 /// @param[in] a A (N×N)  @param[in] b B (N×N)  @param[out] c C (N×N)
 /// @param[in] n the side N  @param[in] tile_x tile column  @param[in] tile_y tile row
 /// @pre blockDim = (M, M); the tile has at least one element inside C.
+// snippet-begin: ch05-mxm-global
 template <int kM>
 __device__ void MxMGlobalTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c, int n,
                               int tile_x, int tile_y) {
@@ -53,6 +54,7 @@ __device__ void MxMGlobalTile(const std::int32_t* a, const std::int32_t* b, std:
   }
   if (row < n && col < n) c[static_cast<std::int64_t>(row) * n + col] = acc;
 }
+// snippet-end: ch05-mxm-global
 
 /// @brief One M×M tile of C with M×M tiles of A and B staged in shared memory.
 /// @details Thread (tx, ty) loads a(row, k0+tx) and b(k0+ty, col) per step of M, then computes
@@ -62,6 +64,7 @@ __device__ void MxMGlobalTile(const std::int32_t* a, const std::int32_t* b, std:
 /// @param[in] a A  @param[in] b B  @param[out] c C  @param[in] n the side N
 /// @param[in] tile_x tile column  @param[in] tile_y tile row
 /// @pre blockDim = (M, M); every thread of the block calls this (it synchronises).
+// snippet-begin: ch05-mxm-shared
 template <int kM>
 __device__ void MxMSharedTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c, int n,
                               int tile_x, int tile_y) {
@@ -83,6 +86,7 @@ __device__ void MxMSharedTile(const std::int32_t* a, const std::int32_t* b, std:
   }
   if (row < n && col < n) c[static_cast<std::int64_t>(row) * n + col] = acc;
 }
+// snippet-end: ch05-mxm-shared
 
 /// @brief One 2M×2M tile of C computed by 2M×M threads, two elements each, from global memory.
 /// @details Thread (tx, ty) computes c(r, j) and c(r+M, j) with r = tile_y·2M + ty and
@@ -91,6 +95,7 @@ __device__ void MxMSharedTile(const std::int32_t* a, const std::int32_t* b, std:
 /// @param[in] a A  @param[in] b B  @param[out] c C  @param[in] n the side N
 /// @param[in] tile_x tile column  @param[in] tile_y tile row
 /// @pre blockDim = (2M, M); the tile has at least one element inside C.
+// snippet-begin: ch05-mx2m-global
 template <int kM>
 __device__ void Mx2MGlobalTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c, int n,
                                int tile_x, int tile_y) {
@@ -112,6 +117,7 @@ __device__ void Mx2MGlobalTile(const std::int32_t* a, const std::int32_t* b, std
     if (row + kM < n) c[static_cast<std::int64_t>(row + kM) * n + col] = bottom;
   }
 }
+// snippet-end: ch05-mx2m-global
 
 /// @brief One 2M×2M tile of C by 2M×M threads: a 2M×M tile of A and an M×2M tile of B in shared
 ///        memory per step, two elements of C per thread (the paper's GPU_SM_*_M_2M kernels).
@@ -122,6 +128,7 @@ __device__ void Mx2MGlobalTile(const std::int32_t* a, const std::int32_t* b, std
 /// @param[in] a A  @param[in] b B  @param[out] c C  @param[in] n the side N
 /// @param[in] tile_x tile column  @param[in] tile_y tile row
 /// @pre blockDim = (2M, M); every thread of the block calls this (it synchronises).
+// snippet-begin: ch05-mx2m-shared
 template <int kM>
 __device__ void Mx2MSharedTile(const std::int32_t* a, const std::int32_t* b, std::int32_t* c, int n,
                                int tile_x, int tile_y) {
@@ -162,6 +169,7 @@ __device__ void Mx2MSharedTile(const std::int32_t* a, const std::int32_t* b, std
     if (row0 + ty + kM < n) c[static_cast<std::int64_t>(row0 + ty + kM) * n + col] = bottom;
   }
 }
+// snippet-end: ch05-mx2m-shared
 
 /// @brief The tile routine for a (shape, memory, M) combination.
 /// @tparam kShape block shape  @tparam kMemory memory kind  @tparam kM block parameter M
@@ -181,6 +189,7 @@ __device__ void ComputeTile(const std::int32_t* a, const std::int32_t* b, std::i
   }
 }
 
+// snippet-begin: ch05-tile-kernel
 template <Shape kShape, Memory kMemory, int kM>
 __global__ void MatmulTileKernel(const std::int32_t* a, const std::int32_t* b, std::int32_t* c,
                                  int n, int tile_x0, int tile_y0) {
@@ -189,7 +198,9 @@ __global__ void MatmulTileKernel(const std::int32_t* a, const std::int32_t* b, s
   ComputeTile<kShape, kMemory, kM>(a, b, c, n, static_cast<int>(blockIdx.x) + tile_x0,
                                    static_cast<int>(blockIdx.y) + tile_y0);
 }
+// snippet-end: ch05-tile-kernel
 
+// snippet-begin: ch05-persistent
 template <Shape kShape, Memory kMemory, int kM>
 __global__ void MatmulPersistentKernel(const std::int32_t* a, const std::int32_t* b,
                                        std::int32_t* c, int n, int tiles) {
@@ -203,6 +214,7 @@ __global__ void MatmulPersistentKernel(const std::int32_t* a, const std::int32_t
                                      static_cast<int>(t / tiles));
   }
 }
+// snippet-end: ch05-persistent
 
 __global__ void EmptyKernel() {}
 

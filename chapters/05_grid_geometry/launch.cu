@@ -28,6 +28,7 @@ detail::KernelSet RequireKernels(const Config& cfg) {
 
 /// Calls @p launch(i, grid, tile_x0, tile_y0) for the i-th launch of a plain run: this loop is
 /// the arrangement (the paper's three host loops in one place).
+// snippet-begin: ch05-for-each-launch
 template <typename LaunchFn>
 void ForEachLaunch(int n, const Config& cfg, LaunchFn&& launch) {
   const int tiles = static_cast<int>(TilesPerSide(n, cfg));
@@ -51,7 +52,9 @@ void ForEachLaunch(int n, const Config& cfg, LaunchFn&& launch) {
       break;
   }
 }
+// snippet-end: ch05-for-each-launch
 
+// snippet-begin: ch05-launch-plain
 void LaunchPlain(const std::int32_t* d_a, const std::int32_t* d_b, std::int32_t* d_c, int n,
                  const Config& cfg, cudaStream_t stream) {
   const detail::KernelSet k = RequireKernels(cfg);
@@ -61,6 +64,7 @@ void LaunchPlain(const std::int32_t* d_a, const std::int32_t* d_b, std::int32_t*
     CUDA_CHECK_LAST_LAUNCH();
   });
 }
+// snippet-end: ch05-launch-plain
 
 void LaunchPersistent(const std::int32_t* d_a, const std::int32_t* d_b, std::int32_t* d_c, int n,
                       const Config& cfg, cudaStream_t stream) {
@@ -128,6 +132,7 @@ GraphMatmul::GraphMatmul(const std::int32_t* d_a, const std::int32_t* d_b, std::
   }
   const detail::KernelSet k = RequireKernels(cfg);
   const dim3 block = BlockDim(cfg);
+  // snippet-begin: ch05-graph-capture
   const int branches = launch == Launch::kGraphFork ? kForkBranches : 1;
   // Side streams and events exist before the capture starts (creating them is not captured).
   std::vector<staged::Stream> side(branches > 1 ? branches : 0);
@@ -158,6 +163,7 @@ GraphMatmul::GraphMatmul(const std::int32_t* d_a, const std::int32_t* d_b, std::
     if (graph_ != nullptr) CUDA_CHECK_NOTHROW(cudaGraphDestroy(graph_));
     throw;
   }
+  // snippet-end: ch05-graph-capture
 }
 
 GraphMatmul::~GraphMatmul() {
@@ -167,12 +173,14 @@ GraphMatmul::~GraphMatmul() {
 
 void GraphMatmul::Replay(cudaStream_t stream) { CUDA_CHECK(cudaGraphLaunch(exec_, stream)); }
 
+// snippet-begin: ch05-empty-launches
 void EmptyLaunches(int launches, cudaStream_t stream) {
   for (int i = 0; i < launches; ++i) {
     detail::EmptyKernel<<<1, 1, 0, stream>>>();
     CUDA_CHECK_LAST_LAUNCH();
   }
 }
+// snippet-end: ch05-empty-launches
 
 EmptyGraph::EmptyGraph(int launches, cudaStream_t stream) {
   CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));

@@ -28,12 +28,14 @@ Problem::Problem(int n_in, std::uint64_t seed) : n(n_in) {
   d_c = staged::DeviceBuffer<std::int32_t>(count);
 }
 
+// snippet-begin: ch05-is-gated
 bool IsGated(const Config& cfg, Launch launch) {
   // A graph replay and a persistent launch are one host call whatever the arrangement; so is
   // the 2-D grid (one launch; a few more only past 65535 tile rows). The plain 1-D and
   // single-block loops issue one launch per tile row or per tile from the host.
   return launch != Launch::kPlain || cfg.arrangement == Arrangement::kGrid2d;
 }
+// snippet-end: ch05-is-gated
 
 Work MakeWork(Problem& p, const Config& cfg, Launch launch, cudaStream_t stream) {
   const std::int32_t* a = p.d_a.data();
@@ -49,6 +51,7 @@ Work MakeWork(Problem& p, const Config& cfg, Launch launch, cudaStream_t stream)
   return {[=](cudaStream_t s) { Matmul(a, b, c, n, cfg, launch, s); }, gated};
 }
 
+// snippet-begin: ch05-timing-for
 staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool gated,
                                 bool flush_l2) {
   const int reps = std::max(plan.reps, 1);
@@ -60,6 +63,7 @@ staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool ga
   }
   return options;
 }
+// snippet-end: ch05-timing-for
 
 staged::TimingStats TimeWork(const staged::TimingOptions& options,
                              const std::function<void(cudaStream_t)>& run, cudaStream_t stream) {
@@ -93,6 +97,7 @@ Measured RunCheckTime(Problem& p, const Work& work, const Checker& check, const 
     p.d_c.CopyToHost(m.c.data(), m.c.size(), stream);
     m.check = check(m.c);
   }
+  // snippet-begin: ch05-l2-rule
   int device = 0;
   int l2 = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -100,6 +105,7 @@ Measured RunCheckTime(Problem& p, const Work& work, const Checker& check, const 
   const std::size_t bytes = 3 * p.d_c.bytes();  // A, B and C: N² integers each
   const bool flush = staged::ShouldFlushL2(bytes, static_cast<std::size_t>(l2));
   m.time = TimeWork(TimingFor(plan, m.first_ms, work.gated, flush), work.run, stream);
+  // snippet-end: ch05-l2-rule
   return m;
 }
 
