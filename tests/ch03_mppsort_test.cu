@@ -83,14 +83,23 @@ TEST(Planning, FirstLevelPicksTheSmallestTileThatHoldsN) {
   EXPECT_EQ(PlanFirstLevel(1, radix).buckets, 1u);
   EXPECT_EQ(PlanFirstLevel(1u << 20, radix).tile.keys, 4096u);
   EXPECT_EQ(PlanFirstLevel(1u << 20, radix).buckets, 284u);  // ceil(2^20 / 3700)
-  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).buckets, 1104u);
-  // 64M keys: 2048 buckets of the large tile's target hold them, in one level.
+  // Up to 4096 buckets of 3700 keys (15.2M keys) sort in one level on the 4096-key tile.
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).buckets, 2268u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).buckets, 2268u);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700, bitonic).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700, bitonic).buckets, optimized::kMaxBuckets);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700 + 1, bitonic).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700 + 1, bitonic).buckets, 2166u);  // ceil(n / 7000)
+  EXPECT_EQ(PlanFirstLevel(16u << 20, bitonic).buckets, 2397u);
+  // 64M keys: the radix sorter's large tile holds them in one level of 1891 buckets; the
+  // bitonic sorter's buckets all go on to level 1, 2048 of them.
   EXPECT_EQ(PlanFirstLevel(64u << 20, radix).tile.keys, 36864u);
   EXPECT_EQ(PlanFirstLevel(64u << 20, radix).buckets, 1891u);
-  EXPECT_EQ(PlanFirstLevel(256u << 20, radix).buckets, optimized::kMaxBuckets);
-  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).buckets, 1199u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).buckets, optimized::kMaxDeeperBuckets);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, radix).buckets, optimized::kMaxDeeperBuckets);
   const optimized::FirstLevelPlan p = PlanFirstLevel(100003, radix);
   EXPECT_EQ(p.chunks, (100003 + optimized::kChunk - 1) / optimized::kChunk);
   EXPECT_EQ(p.matrix, std::uint64_t{p.buckets} * p.chunks);
@@ -294,42 +303,51 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
         keys[1] = 0;
         keys[2] = 0xFFFFFFFFu;
       }
-      const std::uint32_t h = optimized::FirstLevelBuckets(n, 3700);
-      FirstLevel level(keys, h);
-      DeviceBuffer<std::uint32_t> part(n), out(n);
-      part.FillBytes(0xFF);
-      out.FillBytes(0xFF);
-      const optimized::Buffers b{level.d_in.data(), part.data(), out.data()};
-      const optimized::Segment& seg = level.seg;
-      if (seg.range.min == seg.range.max) {
-        // All equal: no histogram, the partition copies the keys to the output.
-        optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
-        EXPECT_EQ(out.ToHost(), keys);
-        continue;
+      // Level 0's bucket count for n and, where the CPU check stays quick, the most buckets a
+      // segment may have and one fewer than a multiple of the partition scan's 4 per thread.
+      std::vector<std::uint32_t> bucket_counts = {optimized::FirstLevelBuckets(n, 3700)};
+      if (n > 1 && n <= 100003) {
+        bucket_counts.insert(bucket_counts.end(),
+                             {optimized::kMaxBuckets, optimized::kMaxBuckets - 3});
       }
-      optimized::Histogram(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
-      const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, h);
-      std::vector<std::uint32_t> want(std::uint64_t{h} * seg.chunks, 0);
-      for (std::size_t i = 0; i < n; ++i) {
-        const std::uint32_t bk = ArithmeticBucket(keys[i], seg.range.min, scale);
-        ++want[std::uint64_t{bk} * seg.chunks + i / optimized::kChunk];
-      }
-      std::vector<std::uint32_t> got = level.matrix.ToHost();
-      got.resize(want.size());
-      ASSERT_EQ(got, want);
-
-      const std::vector<std::uint32_t> scanned = cpu::ExclusiveScan(want);
-      level.matrix.CopyFromHost(scanned);
-      optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
-      const std::vector<std::uint32_t> p = part.ToHost();
-      for (std::uint32_t bk = 0; bk < h; ++bk) {
-        const std::size_t begin = scanned[std::uint64_t{bk} * seg.chunks];
-        const std::size_t end = bk + 1 < h ? scanned[std::uint64_t{bk + 1} * seg.chunks] : n;
-        for (std::size_t i = begin; i < end; ++i) {
-          ASSERT_EQ(ArithmeticBucket(p[i], seg.range.min, scale), bk) << "position " << i;
+      for (const std::uint32_t h : bucket_counts) {
+        SCOPED_TRACE("h " + std::to_string(h));
+        FirstLevel level(keys, h);
+        DeviceBuffer<std::uint32_t> part(n), out(n);
+        part.FillBytes(0xFF);
+        out.FillBytes(0xFF);
+        const optimized::Buffers b{level.d_in.data(), part.data(), out.data()};
+        const optimized::Segment& seg = level.seg;
+        if (seg.range.min == seg.range.max) {
+          // All equal: no histogram, the partition copies the keys to the output.
+          optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
+          EXPECT_EQ(out.ToHost(), keys);
+          continue;
         }
+        optimized::Histogram(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
+        const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, h);
+        std::vector<std::uint32_t> want(std::uint64_t{h} * seg.chunks, 0);
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::uint32_t bk = ArithmeticBucket(keys[i], seg.range.min, scale);
+          ++want[std::uint64_t{bk} * seg.chunks + i / optimized::kChunk];
+        }
+        std::vector<std::uint32_t> got = level.matrix.ToHost();
+        got.resize(want.size());
+        ASSERT_EQ(got, want);
+
+        const std::vector<std::uint32_t> scanned = cpu::ExclusiveScan(want);
+        level.matrix.CopyFromHost(scanned);
+        optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
+        const std::vector<std::uint32_t> p = part.ToHost();
+        for (std::uint32_t bk = 0; bk < h; ++bk) {
+          const std::size_t begin = scanned[std::uint64_t{bk} * seg.chunks];
+          const std::size_t end = bk + 1 < h ? scanned[std::uint64_t{bk + 1} * seg.chunks] : n;
+          for (std::size_t i = begin; i < end; ++i) {
+            ASSERT_EQ(ArithmeticBucket(p[i], seg.range.min, scale), bk) << "position " << i;
+          }
+        }
+        EXPECT_EQ(Sorted(p), Sorted(keys)) << "partition is not a permutation";
       }
-      EXPECT_EQ(Sorted(p), Sorted(keys)) << "partition is not a permutation";
     }
   }
 }
@@ -632,7 +650,7 @@ std::string SortCaseName(const ::testing::TestParamInfo<SortCase>& info) {
 std::vector<SortCase> SortCases() {
   std::vector<SortCase> cases;
   // Sizes: empty, one, two, a prime, warp and tile boundaries (4096 and 36864 keys), a chunk and
-  // a bit, 2^20, and 8M + 5 (level 0 with the 8192-key tile). Variants other than the default
+  // a bit, 2^20, and 8M + 5 (level 0 with 2268 buckets). Variants other than the default
   // optimized one run the smaller half.
   const std::vector<std::size_t> sizes = {0,     1,     2,      1023,     4096,          4097,
                                           16385, 36865, 100003, 1u << 20, (1u << 23) + 5};

@@ -34,7 +34,7 @@ namespace ch03::optimized {
 /// Buckets of a deeper segment of @p len keys at @p level (>= 1): ceil(len / target) at level 1
 /// (at least 2: the range must shrink), ceil(2 len / target) from level 2 on (at least
 /// kMinDeepBuckets: that segment already defeated equal-width buckets once), at most
-/// kMaxBuckets. plan.cpp's `MatrixCapacity` bounds the matrix by this rule.
+/// kMaxDeeperBuckets. plan.cpp's `MatrixCapacity` bounds the matrix by this rule.
 /// @param[in] len keys of the segment
 /// @param[in] target mean bucket size of the deeper tile
 /// @param[in] level the level being planned
@@ -43,7 +43,8 @@ __device__ std::uint32_t DeeperBuckets(std::uint32_t len, std::uint32_t target,
   const std::uint64_t keys = level == 1 ? len : 2ull * len;
   const std::uint64_t h = (keys + target - 1) / target;
   const std::uint64_t fewest = level == 1 ? 2 : kMinDeepBuckets;
-  return static_cast<std::uint32_t>(h < fewest ? fewest : (h > kMaxBuckets ? kMaxBuckets : h));
+  return static_cast<std::uint32_t>(h < fewest ? fewest
+                                               : (h > kMaxDeeperBuckets ? kMaxDeeperBuckets : h));
 }
 
 /// Exclusive sum of @p value over the block (any number of whole warps), with the block's

@@ -13,7 +13,7 @@
  *    replaces GlobalHistoScan and VerticalScanHH at once.
  * 4. Partition ranks a 16384-key chunk by bucket in shared memory first (a block-local counting
  *    sort), then writes each bucket's run contiguously: stores coalesce instead of scattering.
- * 5. The bucket count follows n (at most 2048 per level) and the tile (plan.cpp), so that a
+ * 5. The bucket count follows n (at most 4096 per level) and the tile (plan.cpp), so that a
  *    uniform bucket fits the tile that sorts it.
  * 6. The seed's bitonic sort keeps 16 keys per thread in registers: short distances are register
  *    swaps and warp shuffles, only distances >= 512 go through shared memory (bitonic_tile.cuh).
@@ -59,7 +59,9 @@ static_assert(sizeof(KeyRange) == sizeof(ch01::MinMaxPair<std::uint32_t>) &&
 /// Keys per thread in the histogram/partition kernels.
 inline constexpr int kChunkKeysPerThread = static_cast<int>(kChunk) / kChunkThreads;
 static_assert(kChunkKeysPerThread * kChunkThreads == static_cast<int>(kChunk));
-static_assert(2 * kChunkThreads >= static_cast<int>(kMaxBuckets), "scan: two counters/thread");
+/// Bucket counters each partition thread scans: one uint4 of them.
+inline constexpr int kScanPerThread = static_cast<int>(kMaxBuckets) / kChunkThreads;
+static_assert(kScanPerThread == 4, "BlockExclusiveScan takes one uint4 of counters per thread");
 
 /// Loads the thread's keys of chunk @p c with coalesced loads: key q is element
 /// q * kChunkThreads + threadIdx.x; entries past the chunk's end are set to 0 and must be
@@ -129,16 +131,24 @@ __global__ void __launch_bounds__(kChunkThreads, 2)
 
 // ------------------------------------------------------------------ step 4: partition
 
-/// Exclusive scan of v[0, n) (n <= 2 * blockDim.x) by a block of 32 full warps: two values per
-/// thread, a warp shuffle scan, then a scan of the 32 warp totals. Ends with a barrier.
-/// @param[in,out] v values in shared memory
+/// Exclusive scan of v[0, n) by a block of kChunkThreads threads: thread t scans the four
+/// values v[4t, 4t + 4) (one 16-byte access: no bank conflicts), a warp shuffle scan combines
+/// threads, a scan of the 32 warp totals combines warps. Ends with a barrier.
+/// @pre v is 16-byte aligned with room for 4 * blockDim.x values; n <= 4 * blockDim.x.
+/// @param[in,out] v values in shared memory (entries from n on are neither used nor kept)
 /// @param[in] n count
 /// @param[out] warp_sums 32 words of shared scratch
 __device__ void BlockExclusiveScan(std::uint32_t* v, std::uint32_t n, std::uint32_t* warp_sums) {
   const std::uint32_t t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  const std::uint32_t a = 2 * t < n ? v[2 * t] : 0;
-  const std::uint32_t b = 2 * t + 1 < n ? v[2 * t + 1] : 0;
-  std::uint32_t inclusive = a + b;
+  auto* v4 = reinterpret_cast<uint4*>(v);
+  uint4 x = make_uint4(0, 0, 0, 0);
+  if (kScanPerThread * t < n) x = v4[t];
+  // Values past n are stale (an earlier chunk's, or never written): they count as 0.
+  if (kScanPerThread * t + 1 >= n) x.y = 0;
+  if (kScanPerThread * t + 2 >= n) x.z = 0;
+  if (kScanPerThread * t + 3 >= n) x.w = 0;
+  const std::uint32_t sum = x.x + x.y + x.z + x.w;
+  std::uint32_t inclusive = sum;
   for (int d = 1; d < 32; d *= 2) {
     const std::uint32_t up = __shfl_up_sync(0xffffffffu, inclusive, d);
     if (lane >= static_cast<std::uint32_t>(d)) inclusive += up;
@@ -155,9 +165,10 @@ __device__ void BlockExclusiveScan(std::uint32_t* v, std::uint32_t n, std::uint3
     if (lane < (blockDim.x >> 5)) warp_sums[lane] = scan - total;  // exclusive
   }
   __syncthreads();  // warp offsets ready
-  const std::uint32_t prefix = warp_sums[warp] + inclusive - (a + b);
-  if (2 * t < n) v[2 * t] = prefix;
-  if (2 * t + 1 < n) v[2 * t + 1] = prefix + a;
+  const std::uint32_t prefix = warp_sums[warp] + inclusive - sum;
+  if (kScanPerThread * t < n) {
+    v4[t] = make_uint4(prefix, prefix + x.x, prefix + x.x + x.y, prefix + x.x + x.y + x.z);
+  }
   __syncthreads();  // scanned values visible
 }
 

@@ -31,16 +31,16 @@ std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
 FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
   int count = 0;
   const TileShape* tiles = TilesOf(sorter, count);
-  TileShape tile = tiles[count - 1];
+  FirstLevelPlan plan;
+  plan.tile = tiles[count - 1];
+  plan.buckets = kMaxDeeperBuckets;  // unless one level holds n:
   for (int i = 0; i < count; ++i) {
     if (n <= std::uint64_t{kMaxBuckets} * tiles[i].target) {
-      tile = tiles[i];
+      plan.tile = tiles[i];
+      plan.buckets = FirstLevelBuckets(n, tiles[i].target);
       break;
     }
   }
-  FirstLevelPlan plan;
-  plan.tile = tile;
-  plan.buckets = FirstLevelBuckets(n, tile.target);
   plan.chunks = static_cast<std::uint32_t>((n + kChunk - 1) / kChunk);
   plan.matrix = std::uint64_t{plan.buckets} * plan.chunks;
   return plan;
@@ -48,9 +48,9 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
 
 std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // A deeper segment of len keys has c = ceil(len / kChunk) chunks and h buckets, where h is
-  // at most kMaxBuckets, at most max(kMinDeepBuckets, ceil(2 len / target)) and every segment
-  // is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
-  //   h * c <= len / 8 (kMaxBuckets / kChunk) + 65 * (len / kChunk + 1) + 2 len / target + ...
+  // at most kMaxDeeperBuckets, at most max(kMinDeepBuckets, ceil(2 len / target)) and every
+  // segment is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
+  //   h * c <= len / 8 (kMaxDeeperBuckets / kChunk) + 65 * (len / kChunk + 1) + 2 len / target + ...
   // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
   return std::max(PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix, deeper);

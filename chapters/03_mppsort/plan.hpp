@@ -20,8 +20,16 @@ namespace ch03::optimized {
 inline constexpr std::uint32_t kChunk = 16384;
 /// Threads of a histogram/partition/min-max block.
 inline constexpr int kChunkThreads = 1024;
-/// Most buckets per segment (shared counters of a partition block, one scan of 2 per thread).
-inline constexpr std::uint32_t kMaxBuckets = 2048;
+/// Most buckets per segment (shared counters of a histogram/partition block; the partition's
+/// scan takes 4 per thread). Level 0 uses up to this many when they finish the sort: 4096
+/// buckets of the 4096-key tile's target hold 15M keys in one level.
+inline constexpr std::uint32_t kMaxBuckets = 4096;
+/// Most buckets of a segment whose buckets go on to another level: level 0 when n is over every
+/// tile's one-level bound, and every deeper segment. Such buckets are split again anyway, so
+/// fewer of them cost less where the bucket count is paid (the histogram's column writes, the
+/// scan, the partition's run bases, runs of at least 8 keys per chunk), and this bound keeps the
+/// matrix of a deeper level within n / 8 + n / 32 + 4096 entries (plan.cpp).
+inline constexpr std::uint32_t kMaxDeeperBuckets = 2048;
 /// Longest oversized bucket whose min and max the sorting block reduces itself; longer ones (a
 /// skewed cluster) are reduced by `SegmentMinMaxKernel`, one block per chunk, at the next level.
 inline constexpr std::uint32_t kBlockMinMaxKeys = 1u << 18;
@@ -120,9 +128,10 @@ TileShape DeeperTile(BucketSorter sorter);
 /// @param[in] n keys
 /// @param[in] target mean bucket size
 std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target);
-/// Plans level 0: the smallest tile whose kMaxBuckets buckets of its target size hold n (small
-/// tiles give more, shorter buckets: more blocks in flight and fewer radix passes), else the
-/// largest tile, whose oversized buckets go on to level 1.
+/// Plans level 0: the smallest tile whose kMaxBuckets buckets of its target size hold n, with
+/// ceil(n / target) buckets (small tiles give more, shorter buckets: fewer bitonic layers, more
+/// blocks in flight, fewer radix passes); else the largest tile with kMaxDeeperBuckets buckets,
+/// all oversized, which go on to level 1.
 /// @param[in] n keys, >= 1
 /// @param[in] sorter the on-chip sort
 FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter);
