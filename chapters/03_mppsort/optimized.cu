@@ -78,6 +78,25 @@ __device__ __forceinline__ void LoadChunk(const std::uint32_t* keys, const Chunk
   }
 }
 
+/// Issues the loads of chunk @p item's keys into @p key (`LoadChunk`) when the level has that
+/// chunk and its segment is not all equal (such a chunk is neither counted nor ranked). Every
+/// thread of the block gets the same answer.
+/// @param[in] lv the level
+/// @param[in] keys the level's source
+/// @param[in] item chunk index of the level (may be past the last)
+/// @param[out] key the thread's keys of that chunk
+/// @return whether the loads were issued
+__device__ __forceinline__ bool PrefetchChunk(const Level& lv, const std::uint32_t* keys,
+                                              std::uint32_t item,
+                                              std::uint32_t (&key)[kChunkKeysPerThread]) {
+  if (item >= lv.state->chunks) return false;
+  const ChunkView c = LocateChunk(lv.segments, lv.state->num_segments, item);
+  const KeyRange range = lv.segments[c.segment].range;
+  if (range.min == range.max) return false;
+  LoadChunk(keys, c, key);
+  return true;
+}
+
 // ------------------------------------------------------------------ step 0: min and max
 // Chapter 01's `ch01::optimized::MinMax` (one pass, one launch), called by `Sort` below.
 
@@ -184,9 +203,12 @@ inline constexpr std::size_t kPartitionSharedBytes =
  * Key i of the ranked tile belongs to bucket k and goes to run_base[k] + i, where
  * run_base[k] = segment.begin + scanned[matrix_base + k * chunks + local] - scanned[matrix_base]
  * - local_start[k]. A chunk of an all-equal segment is copied to `out` (it is final).
+ * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ...; once a chunk's keys sit ranked
+ * in the tile, the registers that held them take the next chunk's keys, whose loads stay in
+ * flight while the tile is written out (one block per SM: nothing else would hide them).
  * @par Launch configuration
- * Blocks of kChunkThreads threads, one per chunk (level 0) or a resident grid striding over the
- * chunks; dynamic shared memory kPartitionSharedBytes.
+ * A resident grid of kChunkThreads-thread blocks (one per SM: 64 registers per thread), at most
+ * one per chunk; dynamic shared memory kPartitionSharedBytes.
  * @param[in] lv the level
  * @param[in] b the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
  * @param[in] scanned exclusive scan of the level's matrix
@@ -200,10 +222,12 @@ __global__ void __launch_bounds__(kChunkThreads)
   std::uint32_t* run_base = counts + kMaxBuckets;
   __shared__ std::uint32_t warp_sums[32];
   const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
+  const std::uint32_t chunks = lv.state->chunks;
   const std::uint32_t* keys = LevelSource(b, level);
   std::uint32_t* target = LevelTarget(b, level);
-  for (WorkQueue queue; queue.Next(false, nullptr, lv.state->chunks, nullptr);) {
-    const std::uint32_t item = queue.item();
+  std::uint32_t key[kChunkKeysPerThread];
+  bool loaded = false;  // key[] holds (or is loading) chunk `item`'s keys; uniform per block
+  for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
     if (seg.range.min == seg.range.max) {
@@ -213,15 +237,15 @@ __global__ void __launch_bounds__(kChunkThreads)
           b.out[c.begin + i] = keys[c.begin + i];
         }
       }
-      continue;  // uniform per block
+      continue;  // uniform per block (and PrefetchChunk never loads such a chunk)
     }
+    if (!loaded) LoadChunk(keys, c, key);  // coalesced; in flight while the counters are zeroed
     const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, seg.buckets);
     for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
     __syncthreads();  // counters zeroed
 
-    // Coalesced loads; each key's rank within its bucket comes from the shared atomic.
-    std::uint32_t key[kChunkKeysPerThread], rank[kChunkKeysPerThread];
-    LoadChunk(keys, c, key);
+    // Each key's rank within its bucket comes from the shared atomic.
+    std::uint32_t rank[kChunkKeysPerThread];
 #pragma unroll
     for (int q = 0; q < kChunkKeysPerThread; ++q) {
       const std::uint32_t i = q * kChunkThreads + threadIdx.x;
@@ -244,6 +268,8 @@ __global__ void __launch_bounds__(kChunkThreads)
       }
     }
     __syncthreads();  // tile ranked and run bases ready
+    // key[] is free: the next chunk's loads go out now and land while this tile is written.
+    loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
     for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
       const std::uint32_t k = tile[i];
       target[run_base[ArithmeticBucket(k, seg.range.min, scale)] + i] = k;  // consecutive i
@@ -395,9 +421,12 @@ void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, 
                cudaStream_t stream) {
   CUDA_CHECK(cudaFuncSetAttribute(PartitionKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                   static_cast<int>(kPartitionSharedBytes)));
-  const unsigned grid = GridFor(lv, reinterpret_cast<const void*>(PartitionKernel), kChunkThreads,
-                                kPartitionSharedBytes, items);
-  if (grid == 0) return;
+  const auto* kernel = reinterpret_cast<const void*>(PartitionKernel);
+  if (!lv.dynamic && items == 0) return;
+  // Always a resident grid: a block's later chunks are what its loads overlap with.
+  const unsigned grid =
+      lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, kPartitionSharedBytes)
+                 : staged::ResidentGrid(kernel, kChunkThreads, kPartitionSharedBytes, items, 1);
   PartitionKernel<<<grid, kChunkThreads, kPartitionSharedBytes, stream>>>(lv, b, scanned);
   CUDA_CHECK_LAST_LAUNCH();
 }

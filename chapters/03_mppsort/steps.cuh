@@ -3,10 +3,11 @@
  * @brief The launchers of the optimized mppSort's kernels, one per step, as `Sort` and the
  *        tests call them. Each works on a whole level: every segment of its table at once.
  *
- * A launcher given `lv.dynamic == false` runs one block per item (@p items of them: the level
- * must be level 0, whose sizes the host knows); with `lv.dynamic == true` it runs as many blocks
- * as fit on the GPU at once, and they take items from the level's work queue (levels planned on
- * the device, whose sizes only the device knows).
+ * A launcher given `lv.dynamic == false` is told the level's @p items (the level must be level 0,
+ * whose sizes the host knows) and runs one block per item, or for the partition a resident grid
+ * of at most that many; with `lv.dynamic == true` it runs as many blocks as fit on the GPU at
+ * once, and they take items from the level's work queue (levels planned on the device, whose
+ * sizes only the device knows).
  */
 #pragma once
 
