@@ -293,8 +293,8 @@ struct FirstLevel {
 using OptimizedKernels = staged::testing::GpuTest;
 
 TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
-  // The largest n has more chunks (141) than an H100/H200 holds partition blocks (one per SM),
-  // so some blocks rank a second chunk whose keys they loaded while writing the first.
+  // The largest n has more chunks (141) than an H100/H200 holds histogram or partition blocks
+  // (one per SM), so some blocks handle a second chunk whose keys they loaded ahead.
   for (std::size_t n : {1u, 1023u, 100003u, (1u << 21) + 200007}) {
     for (Distribution d : {Distribution::kUniform, Distribution::kSkewed, Distribution::kFew,
                            Distribution::kEqual}) {

@@ -105,43 +105,52 @@ __device__ __forceinline__ bool PrefetchChunk(const Level& lv, const std::uint32
 /**
  * @brief Step 1: for each chunk of the level, counts its keys per arithmetic bucket of its
  *        segment in shared memory and writes the chunk's column of the bucket-major matrix.
+ *
+ * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ... and issues the next chunk's
+ * loads before it counts the current one, so that they land while its shared atomics run: a
+ * chunk's atomics and column take longer than its loads, and blocks that load, then count, then
+ * write, one chunk each, leave the memory idle while they count.
  * @par Launch configuration
- * Blocks of kChunkThreads threads, one per chunk (level 0) or a resident grid striding over the
- * chunks; static shared memory kMaxBuckets words; two blocks per SM.
+ * A resident grid of kChunkThreads-thread blocks (one per SM: two chunks' keys per thread need
+ * up to 64 registers), at most one per chunk; static shared memory kMaxBuckets words.
  * @param[in] lv the level
  * @param[in] b the sort's arrays
  * @param[out] matrix entry matrix_base + bucket * chunks + local = keys of the bucket in the
  *             chunk (all-equal segments are skipped: their partition is a copy)
  * Reads 4 bytes per key; writes 4 * buckets bytes per chunk.
  */
-__global__ void __launch_bounds__(kChunkThreads, 2)
+__global__ void __launch_bounds__(kChunkThreads, 1)
     HistogramKernel(Level lv, Buffers b, std::uint32_t* matrix) {
   __shared__ std::uint32_t counts[kMaxBuckets];
-  const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
-  const std::uint32_t* keys = LevelSource(b, level);
-  for (WorkQueue queue; queue.Next(false, nullptr, lv.state->chunks, nullptr);) {
-    const std::uint32_t item = queue.item();
+  const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
+  const std::uint32_t* keys = LevelSource(b, lv.state->level);
+  // All 16 loads of a chunk are issued before its first atomic (16 loads in flight per thread,
+  // not the few a strided loop keeps), and a chunk ahead.
+  std::uint32_t key[kChunkKeysPerThread], next[kChunkKeysPerThread] = {};
+  PrefetchChunk(lv, keys, blockIdx.x, key);
+  for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
+    PrefetchChunk(lv, keys, item + gridDim.x, next);  // in flight under this chunk's atomics
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
-    if (seg.range.min == seg.range.max) continue;  // uniform per block
-    const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, seg.buckets);
-    // All of the thread's loads are issued before the first atomic: 16 loads in flight per
-    // thread instead of the few a strided loop keeps, which is what bounds this kernel.
-    std::uint32_t key[kChunkKeysPerThread];
-    LoadChunk(keys, c, key);
-    for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
-    __syncthreads();  // counters zeroed before any thread adds
+    if (seg.range.min != seg.range.max) {  // uniform per block; an all-equal chunk is not counted
+      const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, seg.buckets);
+      for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
+      __syncthreads();  // counters zeroed before any thread adds
 #pragma unroll
-    for (int q = 0; q < kChunkKeysPerThread; ++q) {
-      if (q * kChunkThreads + threadIdx.x < c.len) {
-        atomicAdd(&counts[ArithmeticBucket(key[q], seg.range.min, scale)], 1u);
+      for (int q = 0; q < kChunkKeysPerThread; ++q) {
+        if (q * kChunkThreads + threadIdx.x < c.len) {
+          atomicAdd(&counts[ArithmeticBucket(key[q], seg.range.min, scale)], 1u);
+        }
       }
+      __syncthreads();  // all keys counted
+      for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
+        matrix[seg.matrix_base + k * seg.chunks + c.local] = counts[k];
+      }
+      __syncthreads();  // counters read before the next chunk zeroes them
     }
-    __syncthreads();  // all keys counted
-    for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
-      matrix[seg.matrix_base + k * seg.chunks + c.local] = counts[k];
-    }
-    __syncthreads();  // counters read before the next chunk zeroes them
+    // The next chunk's keys (when PrefetchChunk skipped it, that chunk is skipped here too).
+#pragma unroll
+    for (int q = 0; q < kChunkKeysPerThread; ++q) key[q] = next[q];
   }
 }
 
@@ -410,9 +419,11 @@ void LaunchSortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* s
 
 void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
                cudaStream_t stream) {
-  const unsigned grid =
-      GridFor(lv, reinterpret_cast<const void*>(HistogramKernel), kChunkThreads, 0, items);
-  if (grid == 0) return;
+  const auto* kernel = reinterpret_cast<const void*>(HistogramKernel);
+  if (!lv.dynamic && items == 0) return;
+  // Always a resident grid: a block's later chunks are what its loads overlap with.
+  const unsigned grid = lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, 0)
+                                   : staged::ResidentGrid(kernel, kChunkThreads, 0, items, 1);
   HistogramKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, matrix);
   CUDA_CHECK_LAST_LAUNCH();
 }
