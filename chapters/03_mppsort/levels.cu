@@ -23,6 +23,7 @@
 
 #include "chapters/01_minmax_reduction/block_minmax.cuh"
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
+#include "chapters/03_mppsort/block_scan.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/cuda_check.hpp"
@@ -47,32 +48,6 @@ __device__ std::uint32_t DeeperBuckets(std::uint32_t len, std::uint32_t target,
                                                : (h > kMaxDeeperBuckets ? kMaxDeeperBuckets : h));
 }
 
-/// Exclusive sum of @p value over the block (any number of whole warps), with the block's
-/// total; contains two barriers.
-/// @tparam T uint32_t or uint64_t
-/// @param[in] value this thread's value
-/// @param[out] total the sum over the block
-/// @param[out] warp_sums 32 values of shared scratch
-template <typename T>
-__device__ T BlockExclusiveSum(T value, T& total, T* warp_sums) {
-  const std::uint32_t lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  T inclusive = value;
-  for (int d = 1; d < 32; d *= 2) {
-    const T up = __shfl_up_sync(0xFFFFFFFFu, inclusive, d);
-    if (lane >= static_cast<std::uint32_t>(d)) inclusive += up;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();  // warp totals written
-  T before = 0;
-  total = 0;
-  for (std::uint32_t w = 0; w < warps; ++w) {
-    if (w < warp) before += warp_sums[w];
-    total += warp_sums[w];
-  }
-  __syncthreads();  // totals read before the scratch is reused
-  return before + inclusive - value;
-}
-
 /**
  * @brief Plans the next level from the previous one's oversized buckets: one segment per span,
  *        with its buckets (`DeeperBuckets`), chunks and the prefix sums that place its chunks,
@@ -90,8 +65,8 @@ __device__ T BlockExclusiveSum(T value, T& total, T* warp_sums) {
 __global__ void __launch_bounds__(1024)
     PlanLevelKernel(const Span* spans, std::uint32_t* span_count, Segment* segments,
                     LevelState* state, PlanParams params) {
-  __shared__ std::uint32_t sums32[32];
-  __shared__ std::uint64_t sums64[32];
+  __shared__ std::uint32_t sums32[kBlockScanScratch];
+  __shared__ std::uint64_t sums64[kBlockScanScratch];
   __shared__ std::uint32_t marked;  // spans left unreduced by the sort step
   if (threadIdx.x == 0) marked = 0;
   const std::uint32_t level = params.first ? 1 : state->level + 1;

@@ -33,6 +33,9 @@
  * 12. Levels after the first are planned on the device and run as a CUDA graph whose loop
  *    condition the planning kernel sets (levels.cu): no level waits for the host, and a sort
  *    whose buckets all fit costs one small kernel more than level 0.
+ * 13. Histogram and partition run on resident grids (one block per SM) and load a block's next
+ *    chunk ahead: under the current chunk's atomics (histogram), or into the registers the
+ *    ranked keys left while the current tile is written out (partition).
  */
 #include <algorithm>
 #include <climits>
@@ -43,6 +46,7 @@
 #include "chapters/01_minmax_reduction/block_minmax.cuh"
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/03_mppsort/bitonic_tile.cuh"
+#include "chapters/03_mppsort/block_scan.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/radix_tile.cuh"
 #include "chapters/03_mppsort/steps.cuh"
@@ -59,9 +63,8 @@ static_assert(sizeof(KeyRange) == sizeof(ch01::MinMaxPair<std::uint32_t>) &&
 /// Keys per thread in the histogram/partition kernels.
 inline constexpr int kChunkKeysPerThread = static_cast<int>(kChunk) / kChunkThreads;
 static_assert(kChunkKeysPerThread * kChunkThreads == static_cast<int>(kChunk));
-/// Bucket counters each partition thread scans: one uint4 of them.
-inline constexpr int kScanPerThread = static_cast<int>(kMaxBuckets) / kChunkThreads;
-static_assert(kScanPerThread == 4, "BlockExclusiveScan takes one uint4 of counters per thread");
+static_assert(static_cast<int>(kMaxBuckets) == 4 * kChunkThreads,
+              "BlockExclusiveScan4 scans four counters per thread");
 
 /// Loads the thread's keys of chunk @p c with coalesced loads: key q is element
 /// q * kChunkThreads + threadIdx.x; entries past the chunk's end are set to 0 and must be
@@ -159,47 +162,6 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
 
 // ------------------------------------------------------------------ step 4: partition
 
-/// Exclusive scan of v[0, n) by a block of kChunkThreads threads: thread t scans the four
-/// values v[4t, 4t + 4) (one 16-byte access: no bank conflicts), a warp shuffle scan combines
-/// threads, a scan of the 32 warp totals combines warps. Ends with a barrier.
-/// @pre v is 16-byte aligned with room for 4 * blockDim.x values; n <= 4 * blockDim.x.
-/// @param[in,out] v values in shared memory (entries from n on are neither used nor kept)
-/// @param[in] n count
-/// @param[out] warp_sums 32 words of shared scratch
-__device__ void BlockExclusiveScan(std::uint32_t* v, std::uint32_t n, std::uint32_t* warp_sums) {
-  const std::uint32_t t = threadIdx.x, lane = t & 31, warp = t >> 5;
-  auto* v4 = reinterpret_cast<uint4*>(v);
-  uint4 x = make_uint4(0, 0, 0, 0);
-  if (kScanPerThread * t < n) x = v4[t];
-  // Values past n are stale (an earlier chunk's, or never written): they count as 0.
-  if (kScanPerThread * t + 1 >= n) x.y = 0;
-  if (kScanPerThread * t + 2 >= n) x.z = 0;
-  if (kScanPerThread * t + 3 >= n) x.w = 0;
-  const std::uint32_t sum = x.x + x.y + x.z + x.w;
-  std::uint32_t inclusive = sum;
-  for (int d = 1; d < 32; d *= 2) {
-    const std::uint32_t up = __shfl_up_sync(0xffffffffu, inclusive, d);
-    if (lane >= static_cast<std::uint32_t>(d)) inclusive += up;
-  }
-  if (lane == 31) warp_sums[warp] = inclusive;
-  __syncthreads();  // warp totals written
-  if (warp == 0) {
-    const std::uint32_t total = lane < (blockDim.x >> 5) ? warp_sums[lane] : 0;
-    std::uint32_t scan = total;
-    for (int d = 1; d < 32; d *= 2) {
-      const std::uint32_t up = __shfl_up_sync(0xffffffffu, scan, d);
-      if (lane >= static_cast<std::uint32_t>(d)) scan += up;
-    }
-    if (lane < (blockDim.x >> 5)) warp_sums[lane] = scan - total;  // exclusive
-  }
-  __syncthreads();  // warp offsets ready
-  const std::uint32_t prefix = warp_sums[warp] + inclusive - sum;
-  if (kScanPerThread * t < n) {
-    v4[t] = make_uint4(prefix, prefix + x.x, prefix + x.x + x.y, prefix + x.x + x.y + x.z);
-  }
-  __syncthreads();  // scanned values visible
-}
-
 /// Dynamic shared memory of PartitionKernel: the key tile, the counters, the run bases.
 inline constexpr std::size_t kPartitionSharedBytes =
     (kChunk + 2 * kMaxBuckets) * sizeof(std::uint32_t);
@@ -229,7 +191,7 @@ __global__ void __launch_bounds__(kChunkThreads)
   auto* tile = reinterpret_cast<std::uint32_t*>(smem_partition);
   std::uint32_t* counts = tile + kChunk;
   std::uint32_t* run_base = counts + kMaxBuckets;
-  __shared__ std::uint32_t warp_sums[32];
+  __shared__ std::uint32_t scan_scratch[kBlockScanScratch];
   const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
   const std::uint32_t chunks = lv.state->chunks;
   const std::uint32_t* keys = LevelSource(b, level);
@@ -262,8 +224,8 @@ __global__ void __launch_bounds__(kChunkThreads)
         rank[q] = atomicAdd(&counts[ArithmeticBucket(key[q], seg.range.min, scale)], 1u);
       }
     }
-    __syncthreads();                                     // counts complete
-    BlockExclusiveScan(counts, seg.buckets, warp_sums);  // counts[k] = local start of bucket k
+    __syncthreads();                                         // counts complete
+    BlockExclusiveScan4(counts, seg.buckets, scan_scratch);  // counts[k]: bucket k's local start
     const std::uint32_t first = scanned[seg.matrix_base];
     for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
       const std::uint32_t slot = scanned[seg.matrix_base + k * seg.chunks + c.local] - first;
