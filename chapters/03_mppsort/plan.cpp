@@ -50,7 +50,8 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // A deeper segment of len keys has c = ceil(len / kChunk) chunks and h buckets, where h is
   // at most kMaxDeeperBuckets, at most max(kMinDeepBuckets, ceil(2 len / target)) and every
   // segment is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
-  //   h * c <= len / 8 (kMaxDeeperBuckets / kChunk) + 65 * (len / kChunk + 1) + 2 len / target + ...
+  //   h * c <= len / 8 (kMaxDeeperBuckets / kChunk) + 65 * (len / kChunk + 1)
+  //            + 2 len / target + ...
   // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
   return std::max(PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix, deeper);

@@ -89,9 +89,9 @@ __device__ __forceinline__ ChunkView LocateChunk(const Segment* segments, std::u
 /// Hands a block its work items in turn: items b, b + grid, b + 2 grid, ... (chunks, which are
 /// all alike), or tickets from an atomic counter (`dynamic`: buckets on a resident grid, whose
 /// sizes vary, so that blocks that finish early take more). Every thread of the block calls
-/// `Next` with the same arguments. The queue keeps only the current item: the counter and the total are
-/// re-read from the kernel's parameters at each call, which spares registers in the kernels
-/// that hold many keys.
+/// `Next` with the same arguments. The queue keeps only the current item: the counter and the
+/// total are re-read from the kernel's parameters at each call, which spares registers in the
+/// kernels that hold many keys.
 class WorkQueue {
  public:
   /// Moves to the block's next item; false when the level has none left.
