@@ -133,6 +133,33 @@ TEST(Planning, CapacitiesCoverLevelZeroAndDeeperLevels) {
   }
 }
 
+TEST(Planning, CapacityCoversLevelZeroOfEverySmallerN) {
+  // A workspace sized for `cap` keys serves every n <= cap without reallocating; level 0's
+  // matrix is not monotone in n where the tile changes (4096 buckets of the small tile just
+  // below 15.2M keys, 2397 of the next at 16M), which an earlier sizing missed.
+  for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+    int count = 0;
+    const optimized::TileShape* tiles = optimized::TilesOf(s, count);
+    std::vector<std::uint64_t> caps = {16u << 20, 64u << 20, 256u << 20};
+    for (int i = 0; i < count; ++i) {
+      const std::uint64_t bound = std::uint64_t{optimized::kMaxBuckets} * tiles[i].target;
+      caps.insert(caps.end(), {bound - 1, bound, bound + 1, 2 * bound});
+    }
+    for (const std::uint64_t cap : caps) {
+      const std::uint64_t capacity = optimized::MatrixCapacity(cap, s);
+      std::vector<std::uint64_t> sizes = {1, cap};
+      for (std::uint64_t k = 1; k < 2000; ++k) sizes.push_back(cap * k / 2000 + 1);
+      for (int i = 0; i < count; ++i) {
+        const std::uint64_t bound = std::uint64_t{optimized::kMaxBuckets} * tiles[i].target;
+        if (bound <= cap) sizes.insert(sizes.end(), {bound - 1, bound});
+      }
+      for (const std::uint64_t n : sizes) {
+        ASSERT_LE(optimized::PlanFirstLevel(n, s).matrix, capacity) << "cap " << cap << " n " << n;
+      }
+    }
+  }
+}
+
 TEST(CpuReference, RadixSortMatchesStdSort) {
   for (Distribution d : staged::AllDistributions()) {
     for (std::size_t n : {0u, 1u, 2u, 255u, 257u, 100003u}) {

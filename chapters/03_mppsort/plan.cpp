@@ -54,7 +54,18 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   //            + 2 len / target + ...
   // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
-  return std::max(PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix, deeper);
+  // Level 0 of every m <= n keys, not only of n: a workspace serves smaller sorts too, and the
+  // matrix does not grow with m across a change of tile (15.2M keys take 4096 buckets of the
+  // 4096-key tile, 16M keys 2397 of the 8192-key one). Within one tile's range the buckets and
+  // the chunks grow with m, so that range's largest m, and n itself, bound it.
+  int count = 0;
+  const TileShape* tiles = TilesOf(sorter, count);
+  std::uint64_t first = PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix;
+  for (int i = 0; i < count; ++i) {
+    const std::uint64_t m = std::min(n, std::uint64_t{kMaxBuckets} * tiles[i].target);
+    first = std::max(first, PlanFirstLevel(std::max<std::uint64_t>(m, 1), sorter).matrix);
+  }
+  return std::max(first, deeper);
 }
 
 std::uint64_t SpanCapacity(std::uint64_t n, BucketSorter sorter) {

@@ -135,8 +135,8 @@ std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target);
 /// @param[in] n keys, >= 1
 /// @param[in] sorter the on-chip sort
 FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter);
-/// Entries of the histogram matrix any level of a sort of @p n keys may use (level 0's, or the
-/// bound of a deeper level: see plan.cpp).
+/// Entries of the histogram matrix any level of a sort of at most @p n keys may use (level 0's,
+/// or the bound of a deeper level: see plan.cpp).
 /// @param[in] n keys
 /// @param[in] sorter the on-chip sort
 std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter);

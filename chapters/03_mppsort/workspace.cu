@@ -2,6 +2,7 @@
 /// @brief Sizing and level-0 records of the optimized mppSort's workspace.
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
 
 #include "chapters/01_minmax_reduction/minmax.cuh"
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
@@ -48,6 +49,9 @@ void Workspace::Prepare(std::size_t n) {
   if (n > capacity_) Allocate(n);
   if (n == planned_n_) return;
   first_plan_ = PlanFirstLevel(n, options_.sorter);
+  if (first_plan_.matrix > matrix_capacity_) {
+    throw std::logic_error("mppSort: level 0's histogram matrix exceeds the workspace's");
+  }
   Segment seg;
   seg.begin = 0;
   seg.len = static_cast<std::uint32_t>(n);
