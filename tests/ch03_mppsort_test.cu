@@ -333,7 +333,7 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
         keys[2] = 0xFFFFFFFFu;
       }
       // Level 0's bucket count for n and, where the CPU check stays quick, the most buckets a
-      // segment may have and one fewer than a multiple of the partition scan's 4 per thread.
+      // segment may have and 4093 (the partition scan's last group of four holds one).
       std::vector<std::uint32_t> bucket_counts = {optimized::FirstLevelBuckets(n, 3700)};
       if (n > 1 && n <= 100003) {
         bucket_counts.insert(bucket_counts.end(),
