@@ -407,6 +407,8 @@ def plot_ch02(p, chapter, rows):
             # The histogram only reads; the scan and the sort read and write.
             peak = p.read_peak() if kind == "histogram" else p.copy_peak()
             for dist, dist_rows in group(kinds[kind], lambda r: r.dist).items():
+                if len({r.n for r in dist_rows}) < 3:
+                    continue  # one or two sizes make no curve: the tables show them
                 suffix = "" if dist in ("uniform", "-") else f"_{slug(dist)}"
                 of = "" if dist in ("uniform", "-") else f" ({dist} bytes)"
                 p.throughput_vs_n(chapter, dist_rows, kind + suffix,
@@ -414,9 +416,11 @@ def plot_ch02(p, chapter, rows):
 
 
 def plot_ch03(p, chapter, rows):
-    # optimized:<stage> rows are the per-kernel breakdown of the optimized sort, not variants.
+    # <variant>:<stage> rows (optimized:partition, optimized-radix:sort, ...) are the per-kernel
+    # breakdown of a sort, not sorts; the breakdown plot shows the default's (optimized:<stage>).
+    stage_re = re.compile(r"^optimized[\w-]*:")
     stages = [r for r in rows if r.variant.startswith("optimized:")]
-    sorts = [r for r in rows if not r.variant.startswith("optimized:")]
+    sorts = [r for r in rows if not stage_re.match(r.variant)]
     uniform = [r for r in sorts if r.dist == "uniform"] or sorts
     if uniform:
         p.throughput_vs_n(chapter, uniform, "throughput",
