@@ -89,9 +89,11 @@ inline constexpr int kLogNumBanks = 5;
  * @param[in] index unpadded index into the scan's shared array (>= 0)
  * @return the number of padding words to add to @p index
  */
+// snippet-begin: ch02-conflict-free-offset
 __host__ __device__ constexpr int ConflictFreeOffset(int index) {
   return (index >> kLogNumBanks) + (index >> (2 * kLogNumBanks));
 }
+// snippet-end: ch02-conflict-free-offset
 
 /// Reference implementations on the CPU (exact; used to verify every device variant).
 namespace cpu {

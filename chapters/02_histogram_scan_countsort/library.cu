@@ -39,12 +39,14 @@ std::size_t Rounded(std::size_t bytes) { return AlignTemp(bytes > 0 ? bytes : 1)
 // True when n fits the 32-bit `int` count that keeps CUB on 32-bit offsets.
 bool FitsInt(std::size_t n) { return n <= static_cast<std::size_t>(INT_MAX); }
 
+// snippet-begin: ch02-with-count
 // Calls @p f with n as an `int` when it fits, otherwise as std::size_t, so that a size query and
 // the call it sizes always use the same offset type.
 template <typename F>
 cudaError_t WithCount(std::size_t n, F&& f) {
   return FitsInt(n) ? f(static_cast<int>(n)) : f(n);
 }
+// snippet-end: ch02-with-count
 
 // Run b of the sorted bytes: n_b copies of the byte b (DeviceCopy::Batched input ranges).
 struct ConstantRun {
@@ -60,6 +62,7 @@ struct RunStart {
   __host__ __device__ std::uint8_t* operator()(std::uint32_t b) const { return out + offsets[b]; }
 };
 
+// snippet-begin: ch02-fill-runs
 // DeviceCopy::Batched over the 256 runs, or its size query when d_temp is null.
 cudaError_t FillRuns(void* d_temp, std::size_t& temp_bytes, std::uint8_t* d_out,
                      const std::uint32_t* d_counts, const std::uint32_t* d_offsets,
@@ -70,6 +73,7 @@ cudaError_t FillRuns(void* d_temp, std::size_t& temp_bytes, std::uint8_t* d_out,
                                   thrust::make_transform_iterator(bins, RunStart{d_out, d_offsets}),
                                   d_counts, kNumBins, stream);
 }
+// snippet-end: ch02-fill-runs
 
 // The largest scratch of the pipeline's three CUB calls (they run one after the other on one
 // stream, so they share it).
@@ -154,9 +158,11 @@ void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, 
                   std::size_t temp_bytes, cudaStream_t stream) {
   CheckArguments("library::CountingSort", n, d_temp, temp_bytes, CountingSortTempBytes(n));
   if (n == 0) return;
+  // snippet-begin: ch02-cub-radix
   CUDA_CHECK(WithCount(n, [&](auto count) {
     return cub::DeviceRadixSort::SortKeys(d_temp, temp_bytes, d_in, d_out, count, 0, 8, stream);
   }));
+  // snippet-end: ch02-cub-radix
 }
 
 std::size_t CountingSortPipelineTempBytes(std::size_t n) {
@@ -169,6 +175,7 @@ void CountingSortPipeline(const std::uint8_t* d_in, std::uint8_t* d_out, std::si
   CheckArguments("library::CountingSortPipeline", n, d_temp, temp_bytes,
                  SortScratchBytes(cub_bytes));
   if (n == 0) return;
+  // snippet-begin: ch02-cub-pipeline
   const SortScratch s = CarveSortScratch(d_temp, cub_bytes);
   std::size_t bytes = s.scan_temp_bytes;
   CUDA_CHECK(cub::DeviceHistogram::HistogramEven(s.scan_temp, bytes, d_in, s.hist, kLevels,
@@ -179,6 +186,7 @@ void CountingSortPipeline(const std::uint8_t* d_in, std::uint8_t* d_out, std::si
       cub::DeviceScan::ExclusiveSum(s.scan_temp, bytes, s.hist, s.offsets, kNumBins, stream));
   bytes = s.scan_temp_bytes;
   CUDA_CHECK(FillRuns(s.scan_temp, bytes, d_out, s.hist, s.offsets, stream));
+  // snippet-end: ch02-cub-pipeline
 }
 
 }  // namespace ch02::library

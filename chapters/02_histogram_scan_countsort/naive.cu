@@ -38,11 +38,13 @@ inline unsigned GridFor(std::size_t count) { return staged::GridFor(1u << 20, co
  */
 __global__ void GlobalAtomicHistogramKernel(const std::uint8_t* __restrict__ in, std::size_t n,
                                             std::uint32_t* __restrict__ hist) {
+  // snippet-begin: ch02-naive-histogram
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
     atomicAdd(&hist[in[i]], 1u);
   }
+  // snippet-end: ch02-naive-histogram
 }
 
 /**
@@ -81,11 +83,13 @@ __global__ void ShiftRightKernel(const T* __restrict__ in, T* __restrict__ out, 
 template <typename T>
 __global__ void HillisSteeleStepKernel(const T* __restrict__ in, T* __restrict__ out, std::size_t n,
                                        std::size_t distance) {
+  // snippet-begin: ch02-hillis-steele-step
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
     out[i] = i >= distance ? static_cast<T>(in[i] + in[i - distance]) : in[i];
   }
+  // snippet-end: ch02-hillis-steele-step
 }
 
 /**
@@ -105,12 +109,14 @@ __global__ void HillisSteeleStepKernel(const T* __restrict__ in, T* __restrict__
 __global__ void AtomicScatterKernel(const std::uint8_t* __restrict__ in, std::size_t n,
                                     std::uint32_t* __restrict__ offsets,
                                     std::uint8_t* __restrict__ out) {
+  // snippet-begin: ch02-naive-scatter
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += stride) {
     const std::uint8_t value = in[i];
     out[atomicAdd(&offsets[value], 1u)] = value;
   }
+  // snippet-end: ch02-naive-scatter
 }
 
 std::size_t HistogramTempBytes(std::size_t /*n*/) { return 0; }
@@ -134,6 +140,7 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
                    cudaStream_t stream) {
   CheckArguments("naive::ExclusiveScan", n, d_temp, temp_bytes, ExclusiveScanTempBytes<T>(n));
   if (n == 0) return;
+  // snippet-begin: ch02-hillis-steele-launch
   int steps = 0;
   while ((std::size_t{1} << steps) < n) ++steps;
   // Ping-pong between d_out and the scratch; start in whichever buffer makes the last step
@@ -148,6 +155,7 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
     CUDA_CHECK_LAST_LAUNCH();
     current = 1 - current;
   }
+  // snippet-end: ch02-hillis-steele-launch
 }
 
 /// @cond INSTANTIATIONS

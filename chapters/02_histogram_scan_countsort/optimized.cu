@@ -33,6 +33,7 @@
 
 namespace ch02::optimized {
 
+// snippet-begin: ch02-hist-constants
 /// Threads per histogram block: 16 warps share one set of per-lane counters.
 constexpr int kHistBlockSize = 2 * kNumBins;
 /// Counter columns per bin: one per lane.
@@ -44,6 +45,7 @@ constexpr int kHistUnroll = 8;
 /// Input bytes per histogram block below which another block is not worth its fixed cost
 /// (zeroing and summing 32 KiB of counters, 256 global atomics): one 16-byte word per thread.
 constexpr std::size_t kHistBytesPerBlock = std::size_t{16} * kHistBlockSize;
+// snippet-end: ch02-hist-constants
 /// Threads per block of the run-writing kernel: one per bin for the scan of the counts.
 constexpr int kFillBlockSize = kNumBins;
 /// 16-byte output words per run-writing thread below which fewer blocks are launched.
@@ -51,6 +53,7 @@ constexpr std::size_t kFillWordsPerThread = 4;
 static_assert(kFillBlockSize == kNumBins, "the run writer scans one count per thread");
 static_assert(kHistBlockSize == 2 * kNumBins, "two threads sum each row of counters");
 
+// snippet-begin: ch02-hist-count-word
 /// Counts one byte into the calling lane's column with one shared atomic. Lanes of a warp never
 /// share a word; the atomic is there because lane l of every warp of the block adds to the same
 /// column.
@@ -73,6 +76,7 @@ __device__ __forceinline__ void CountWord(unsigned char* counters, std::uint32_t
     CountAt(counters, __byte_perm(word, lane8, 0x5504u | (k << 4)) >> 1);
   }
 }
+// snippet-end: ch02-hist-count-word
 
 /// Counts the sixteen bytes of @p v into the calling lane's counters.
 /// @param[in,out] counters the block's counters (bytes)
@@ -80,6 +84,7 @@ __device__ __forceinline__ void CountWord(unsigned char* counters, std::uint32_t
 /// @param[in] v sixteen input bytes
 __device__ __forceinline__ void CountVector(unsigned char* counters, std::uint32_t lane8,
                                             const uint4& v) {
+  // snippet-begin: ch02-hist-count-vector
   // Sixteen equal bytes (inside a long run, or all-equal input) count with one atomic of 16.
   const std::uint32_t splat = __byte_perm(v.x, 0, 0);  // byte 0 of v.x in all four bytes
   if (v.x == splat && v.y == splat && v.z == splat && v.w == splat) {
@@ -91,6 +96,7 @@ __device__ __forceinline__ void CountVector(unsigned char* counters, std::uint32
   CountWord(counters, lane8, v.y);
   CountWord(counters, lane8, v.z);
   CountWord(counters, lane8, v.w);
+  // snippet-end: ch02-hist-count-vector
 }
 
 /// Loads the 16-byte words i, i + stride, ..., i + 7 stride that lie below @p end (the others
@@ -146,6 +152,7 @@ __global__ void __launch_bounds__(kHistBlockSize)
   const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * kHistBlockSize + threadIdx.x;
   const std::size_t threads = static_cast<std::size_t>(gridDim.x) * kHistBlockSize;
 
+  // snippet-begin: ch02-hist-loop
   uint4 v[kHistUnroll];
   LoadBatch(vec, tid, num_vec, threads, v);
   for (int i = threadIdx.x; i < kHistSharedBytes / 16; i += kHistBlockSize) {
@@ -164,6 +171,7 @@ __global__ void __launch_bounds__(kHistBlockSize)
 #pragma unroll
     for (int u = 0; u < kHistUnroll; ++u) v[u] = w[u];
   }
+  // snippet-end: ch02-hist-loop
 
   // Unaligned edges: at most 15 bytes each, one per thread.
   const std::size_t tail_start = head + num_vec * 16;
@@ -174,6 +182,7 @@ __global__ void __launch_bounds__(kHistBlockSize)
   // All threads must have finished counting before the rows are summed.
   __syncthreads();
 
+  // snippet-begin: ch02-hist-merge
   // Thread t sums half a row: bin t / 2, words 16 (t mod 2) .. 16 (t mod 2) + 15, read as four
   // 16-byte vectors starting at vector (bin mod 4) so that eight neighbouring threads (four bins,
   // two halves) hit eight different 16-byte bank groups.
@@ -189,6 +198,7 @@ __global__ void __launch_bounds__(kHistBlockSize)
   // Threads 2b and 2b + 1 are neighbouring lanes of one warp.
   sum += __shfl_xor_sync(kFullWarp, sum, 1);
   if (half == 0 && sum > 0) atomicAdd(&hist[bin], sum);
+  // snippet-end: ch02-hist-merge
 }
 
 /// Largest bin b with start[b] <= p: the bin that holds output position @p p.
@@ -196,6 +206,7 @@ __global__ void __launch_bounds__(kHistBlockSize)
 /// @param[in] p output position, p < start[256]
 /// @return the byte value at position @p p
 __device__ __forceinline__ std::uint32_t BinOf(const std::uint32_t* start, std::uint32_t p) {
+  // snippet-begin: ch02-bin-of
   // Empty bins share their start with the next bin; taking the largest such b skips them.
   std::uint32_t bin = 0;
 #pragma unroll
@@ -203,6 +214,7 @@ __device__ __forceinline__ std::uint32_t BinOf(const std::uint32_t* start, std::
     if (start[bin + step] <= p) bin += step;
   }
   return bin;
+  // snippet-end: ch02-bin-of
 }
 
 /**
@@ -237,6 +249,7 @@ __global__ void __launch_bounds__(kFillBlockSize)
   static_assert(sizeof(warp_totals) % 16 == 0, "warp_totals fills whole 16-byte blocks");
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
+  // snippet-begin: ch02-runs-scan
   const std::uint32_t count = hist[threadIdx.x];
   if (threadIdx.x == 0) start[kNumBins] = static_cast<std::uint32_t>(n);
   const std::uint32_t inclusive = WarpInclusiveSum(count, lane);
@@ -252,7 +265,9 @@ __global__ void __launch_bounds__(kFillBlockSize)
   start[threadIdx.x] = offset + inclusive - count;
   // Every thread searches the whole table.
   __syncthreads();
+  // snippet-end: ch02-runs-scan
 
+  // snippet-begin: ch02-runs-write
   uint4* vec = reinterpret_cast<uint4*>(out + head);
   const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * kFillBlockSize + threadIdx.x;
   const std::size_t threads = static_cast<std::size_t>(gridDim.x) * kFillBlockSize;
@@ -276,6 +291,7 @@ __global__ void __launch_bounds__(kFillBlockSize)
     // Streaming store: the output is not read again by this kernel.
     __stcs(vec + w, word);
   }
+  // snippet-end: ch02-runs-write
   const std::size_t tail_start = head + num_vec * 16;
   if (tid < head)
     out[tid] = static_cast<std::uint8_t>(BinOf(start, static_cast<std::uint32_t>(tid)));
@@ -286,10 +302,12 @@ __global__ void __launch_bounds__(kFillBlockSize)
 }
 
 unsigned HistogramBlocks(std::size_t n) {
+  // snippet-begin: ch02-hist-grid
   // One block per SM at most: its 16 warps already keep 64 KiB of loads in flight, and a
   // second block would only add another 32 KiB of counters to zero and sum.
   return staged::ResidentGrid(reinterpret_cast<const void*>(PrivatizedHistogramKernel),
                               kHistBlockSize, 0, n, kHistBytesPerBlock, 1);
+  // snippet-end: ch02-hist-grid
 }
 
 std::size_t HistogramTempBytes(std::size_t /*n*/) { return 0; }

@@ -63,6 +63,7 @@ __global__ void __launch_bounds__(kScanThreads)
   __shared__ T s[kScanShared];
   const int tid = threadIdx.x;
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * kScanTile;
+  // snippet-begin: ch02-blelloch-load
   const int ai = tid;
   const int bi = tid + kScanThreads;
   const int pa = ai + ConflictFreeOffset(ai);
@@ -70,7 +71,9 @@ __global__ void __launch_bounds__(kScanThreads)
   // Elements past n are zeros: they change no sum and every shared slot is initialised.
   s[pa] = base + ai < n ? in[base + ai] : T{0};
   s[pb] = base + bi < n ? in[base + bi] : T{0};
+  // snippet-end: ch02-blelloch-load
 
+  // snippet-begin: ch02-blelloch-upsweep
   int offset = 1;
   for (int d = kScanThreads; d > 0; d >>= 1) {
     // Level k reads what level k-1 wrote (and the first level reads the loads).
@@ -90,6 +93,8 @@ __global__ void __launch_bounds__(kScanThreads)
     if (tile_sums != nullptr) tile_sums[blockIdx.x] = s[root];
     s[root] = T{0};
   }
+  // snippet-end: ch02-blelloch-upsweep
+  // snippet-begin: ch02-blelloch-downsweep
   for (int d = 1; d < kScanTile; d <<= 1) {
     offset >>= 1;
     // Each level reads the parents the previous level (or the root reset) wrote.
@@ -108,6 +113,7 @@ __global__ void __launch_bounds__(kScanThreads)
   __syncthreads();
   if (base + ai < n) out[base + ai] = s[pa];
   if (base + bi < n) out[base + bi] = s[pb];
+  // snippet-end: ch02-blelloch-downsweep
 }
 
 /**
@@ -152,6 +158,7 @@ void ExclusiveScanBlelloch(const T* d_in, T* d_out, std::size_t n, void* d_temp,
     CUDA_CHECK_LAST_LAUNCH();
     return;
   }
+  // snippet-begin: ch02-blelloch-levels
   // Level k+1 scans the tile totals of level k in place, in the scratch that follows them.
   T* d_sums = static_cast<T*>(d_temp);
   const std::size_t sums_bytes = AlignTemp(tiles * sizeof(T));
@@ -163,6 +170,7 @@ void ExclusiveScanBlelloch(const T* d_in, T* d_out, std::size_t n, void* d_temp,
   AddTileOffsetsKernel<T>
       <<<static_cast<unsigned>(tiles - 1), kScanThreads, 0, stream>>>(d_out, n, d_sums);
   CUDA_CHECK_LAST_LAUNCH();
+  // snippet-end: ch02-blelloch-levels
 }
 
 /// @cond INSTANTIATIONS

@@ -63,6 +63,7 @@ struct TileShape {
   static_assert(kWindowGroups >= 1 && kWindowGroups <= 8, "look-back window of 32..256 tiles");
 };
 
+// snippet-begin: ch02-shapes
 /// The shape `ch02::optimized::ExclusiveScan` uses: 256 threads x 32 elements (32 KiB tiles)
 /// waiting in shared memory, 6 blocks per SM (192 KiB of tiles per SM, 40 registers per
 /// thread), a look-back window of 256 predecessors per round trip.
@@ -77,6 +78,7 @@ using RegisterShape = TileShape<256, 32, false, 3, 8>;
 /// elements, 12 blocks per SM: the same 192 KiB of tiles per SM in twice as many tiles (twice
 /// the tile-counter atomics, status words and look-backs per byte).
 using Tile4096Shape = TileShape<128, 32, true, 12, 8>;
+// snippet-end: ch02-shapes
 
 /// Scratch bytes in front of the status words that hold the tile counter (one aligned block).
 inline constexpr std::size_t kCounterBytes = 256;

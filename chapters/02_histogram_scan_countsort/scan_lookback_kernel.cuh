@@ -38,6 +38,7 @@
 
 namespace ch02::lookback {
 
+// snippet-begin: ch02-status-io
 /// A tile's status word (see scan_lookback.cuh).
 using StatusWord = unsigned long long;
 /// Device-scope atomic view of a status word.
@@ -57,6 +58,7 @@ __device__ __forceinline__ StatusWord LoadStatus(StatusWord* word) {
 __device__ __forceinline__ void StoreStatus(StatusWord* word, StatusWord value) {
   StatusRef(*word).store(value, cuda::std::memory_order_relaxed);
 }
+// snippet-end: ch02-status-io
 
 /**
  * @brief Sum of every element before tile @p tile, read from its predecessors' status words by
@@ -83,6 +85,7 @@ template <int kWindowGroups>
 __device__ std::uint32_t LookBack(StatusWord* status, std::uint32_t tile, int lane,
                                   const Backoff& backoff) {
   if (backoff.first_poll_delay_ns > 0) __nanosleep(backoff.first_poll_delay_ns);
+  // snippet-begin: ch02-lookback
   std::uint32_t prefix = 0;
   long long window = static_cast<long long>(tile) - 1;
   unsigned pause_ns = backoff.first_pause_ns;
@@ -121,6 +124,7 @@ __device__ std::uint32_t LookBack(StatusWord* status, std::uint32_t tile, int la
       pause_ns = pause_ns < backoff.max_pause_ns / 2 ? 2 * pause_ns : backoff.max_pause_ns;
     }
   }
+  // snippet-end: ch02-lookback
 }
 
 /**
@@ -172,10 +176,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
 
   const int lane = threadIdx.x % kWarpSize;
   const int warp = threadIdx.x / kWarpSize;
+  // snippet-begin: ch02-tile-index
   if (threadIdx.x == 0) s_tile = atomicAdd(tile_counter, 1u);
   // Every thread needs the tile index before it loads.
   __syncthreads();
   const std::uint32_t tile = s_tile;
+  // snippet-end: ch02-tile-index
 
   const std::size_t end = n + lead;
   const std::size_t base = static_cast<std::size_t>(tile) * S::kTile + warp * S::kWarpItems;
@@ -190,6 +196,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   // The blocked reads below take vectors other lanes of this warp stored (or copied).
   __syncwarp();
 
+  // snippet-begin: ch02-tile-waits
   // The thread's elements are kV consecutive vectors (blocked order) of the buffer.
   [[maybe_unused]] std::uint32_t x[S::kInShared ? 1 : S::kItems];
   std::uint32_t thread_total = 0;
@@ -214,6 +221,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     for (int k = 1; k < S::kItems; ++k) x[k] += x[k - 1];
     thread_total = x[S::kItems - 1];
   }
+  // snippet-end: ch02-tile-waits
   const std::uint32_t warp_inclusive = WarpInclusiveSum(thread_total, lane);
   if (lane == kWarpSize - 1) s_warp_totals[warp] = warp_inclusive;
   // Every warp total must be written before any thread adds them up. ptxas merges the 4-byte
@@ -230,6 +238,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     tile_total += t;
   }
 
+  // snippet-begin: ch02-publish
   if (warp == 0) {
     std::uint32_t prefix = 0;
     if (tile == 0) {
@@ -242,6 +251,7 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
     }
     if (lane == 0) s_prefix = prefix;
   }
+  // snippet-end: ch02-publish
 
   // Exclusive sums inside the tile, back into the thread's own vectors (no other lane reads or
   // writes them until the barrier below): the other warps do this while warp 0 looks back.
@@ -259,10 +269,12 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
       slot = make_uint4(run + before, run + x[4 * k], run + x[4 * k + 1], run + x[4 * k + 2]);
     }
   }
+  // snippet-begin: ch02-tile-store
   // The tile's prefix must be in shared memory before any thread adds it, and the striped reads
   // below take vectors other lanes of this warp wrote.
   __syncthreads();
   StoreSegment<S, kVectorized>(out, base, lead, end, interior, units, lane, s_prefix);
+  // snippet-end: ch02-tile-store
 }
 
 /**

@@ -58,10 +58,12 @@ __device__ __forceinline__ void StoreEdgeVector(std::uint32_t* out, std::size_t 
 /// data goes straight into shared memory without passing through a register.
 /// @param[out] smem 16-byte aligned shared destination
 /// @param[in] gmem 16-byte aligned global source
+// snippet-begin: ch02-cp-async16
 __device__ __forceinline__ void CopyAsync16(void* smem, const void* gmem) {
   const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
 }
+// snippet-end: ch02-cp-async16
 /// Asynchronous copy of 4 bytes from global to shared memory (`.ca`, the only mode for 4 bytes).
 /// @param[out] smem 4-byte aligned shared destination
 /// @param[in] gmem 4-byte aligned global source
@@ -93,6 +95,7 @@ __device__ __forceinline__ void LoadInteriorSegment(const std::uint32_t* in, std
   if constexpr (kVectorized) {
     const auto* vin =
         reinterpret_cast<const uint4*>(reinterpret_cast<std::uintptr_t>(in) - 4 * lead);
+    // snippet-begin: ch02-segment-load
     // Vector j * 32 + lane of the segment: one instruction of the warp covers 512 bytes.
     if constexpr (S::kInShared) {
 #pragma unroll
@@ -109,6 +112,7 @@ __device__ __forceinline__ void LoadInteriorSegment(const std::uint32_t* in, std
       for (int j = 0; j < S::kVectors; ++j)
         units[SwizzledVector<S::kVectors>(j * 32 + lane)] = v[j];
     }
+    // snippet-end: ch02-segment-load
   } else {
     auto* words = reinterpret_cast<std::uint32_t*>(units);
     if constexpr (S::kInShared) {
