@@ -43,6 +43,7 @@ __device__ __forceinline__ void RegisterFlip(std::uint32_t (&r)[kBitonicKeysPerT
   }
 }
 
+// snippet-begin: ch03-bitonic-register-step
 /// A step of distance kJ < 16 in registers: element i meets element i + kJ.
 /// @tparam kJ distance (1, 2, 4 or 8)
 /// @param[in,out] r the thread's 16 consecutive keys
@@ -53,6 +54,7 @@ __device__ __forceinline__ void RegisterStep(std::uint32_t (&r)[kBitonicKeysPerT
     if ((i & kJ) == 0) CompareSwap(r[i], r[i + kJ]);
   }
 }
+// snippet-end: ch03-bitonic-register-step
 
 /// The in-register steps of a merge: the flip when k <= 16, then distances min(k/4, 8) .. 1.
 /// @param[in,out] r keys
@@ -100,6 +102,7 @@ __device__ __forceinline__ void ShuffleFlip(std::uint32_t (&r)[kBitonicKeysPerTh
     r[i] = lower ? min(r[i], other[i]) : max(r[i], other[i]);
 }
 
+// snippet-begin: ch03-bitonic-shuffle-step
 /// Step of distance 16 <= j <= 256 across lanes: key i meets key i of lane t ^ (j / 16).
 /// @param[in,out] r keys
 /// @param[in] j distance
@@ -113,6 +116,7 @@ __device__ __forceinline__ void ShuffleStep(std::uint32_t (&r)[kBitonicKeysPerTh
     r[i] = lower ? min(r[i], v) : max(r[i], v);
   }
 }
+// snippet-end: ch03-bitonic-shuffle-step
 
 /// A step of distance >= 512 in shared memory: N / 2 comparators, 8 per active thread, with
 /// consecutive threads on consecutive addresses (no bank conflicts). Ends with a barrier.
@@ -161,6 +165,7 @@ __device__ inline void BitonicSortTile(std::uint32_t* tile, std::uint32_t n) {
       mine[v] = make_uint4(r[4 * v], r[4 * v + 1], r[4 * v + 2], r[4 * v + 3]);
     }
   };
+  // snippet-begin: ch03-bitonic-tile-loop
   if (active) load();
   for (std::uint32_t k = 2; k <= n; k *= 2) {
     if (k > 512) {
@@ -181,6 +186,7 @@ __device__ inline void BitonicSortTile(std::uint32_t* tile, std::uint32_t n) {
   }
   if (active) store();
   __syncthreads();  // sorted tile visible to all threads
+  // snippet-end: ch03-bitonic-tile-loop
 }
 
 /// The bitonic sorter of `SortBucketsKernel`: one block of kTileKeys / 16 threads sorts one
@@ -212,6 +218,7 @@ struct BitonicTile {
   /// @param[in,out] sh the block's shared memory
   __device__ static void SortBucket(const std::uint32_t* in, std::uint32_t* out, std::uint32_t len,
                                     Shared& sh) {
+    // snippet-begin: ch03-bitonic-sort-bucket
     std::uint32_t n = 512;
     while (n < len) n *= 2;
     for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
@@ -221,6 +228,7 @@ struct BitonicTile {
     BitonicSortTile(sh.tile, n);
     for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) out[i] = sh.tile[i];
     __syncthreads();  // the tile may be refilled by the block's next bucket
+    // snippet-end: ch03-bitonic-sort-bucket
   }
 };
 

@@ -41,11 +41,13 @@ namespace ch03::optimized {
 /// @param[in] level the level being planned
 __device__ std::uint32_t DeeperBuckets(std::uint32_t len, std::uint32_t target,
                                        std::uint32_t level) {
+  // snippet-begin: ch03-deeper-buckets
   const std::uint64_t keys = level == 1 ? len : 2ull * len;
   const std::uint64_t h = (keys + target - 1) / target;
   const std::uint64_t fewest = level == 1 ? 2 : kMinDeepBuckets;
   return static_cast<std::uint32_t>(h < fewest ? fewest
                                                : (h > kMaxDeeperBuckets ? kMaxDeeperBuckets : h));
+  // snippet-end: ch03-deeper-buckets
 }
 
 /**
@@ -111,6 +113,7 @@ __global__ void __launch_bounds__(1024)
   }
   __syncthreads();  // every thread has read *span_count and state->level
   if (threadIdx.x == 0) {
+    // snippet-begin: ch03-plan-condition
     const std::uint32_t planned = failed ? 0 : count;
     state->level = level;
     state->num_segments = planned;
@@ -123,6 +126,7 @@ __global__ void __launch_bounds__(1024)
     state->error = (params.first ? 0 : state->error) | (failed ? 1u : 0u);
     *span_count = 0;
     if (params.set_condition) cudaGraphSetConditional(params.handle, planned > 0 ? 1 : 0);
+    // snippet-end: ch03-plan-condition
   }
 }
 
@@ -199,6 +203,7 @@ PlanParams ParamsFor(const Workspace& ws, bool first) {
 
 void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& params,
                         cudaStream_t stream) {
+  // snippet-begin: ch03-level-body
   const Level lv{ws.segments.data(), ws.state.data(), true};
   SegmentMinMax(lv, b, ws.segments.data(), stream);
   Histogram(lv, b, ws.matrix.data(), 0, stream);
@@ -210,6 +215,7 @@ void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& param
   SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), ws.options().sorter,
               DeeperTile(ws.options().sorter).keys, 0, stream);
   PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), params, stream);
+  // snippet-end: ch03-level-body
 }
 
 namespace {
@@ -234,6 +240,7 @@ cudaGraphExec_t BuildDeeperGraph(Workspace& ws, const Buffers& b) {
     cudaGraphNode_t plan_node = nullptr;
     std::size_t nodes = 1;
     CUDA_CHECK(cudaGraphGetNodes(graph, &plan_node, &nodes));
+    // snippet-begin: ch03-while-node
     cudaGraphNodeParams loop{};
     loop.type = cudaGraphNodeTypeConditional;
     loop.conditional.handle = handle;
@@ -247,6 +254,7 @@ cudaGraphExec_t BuildDeeperGraph(Workspace& ws, const Buffers& b) {
                                              cudaStreamCaptureModeRelaxed));
     EnqueueDeeperLevel(ws, b, params, capture.get());
     CUDA_CHECK(cudaStreamEndCapture(capture.get(), &body));
+    // snippet-end: ch03-while-node
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   } catch (...) {
     cudaStreamCaptureStatus status;
@@ -265,10 +273,12 @@ cudaGraphExec_t BuildDeeperGraph(Workspace& ws, const Buffers& b) {
 
 /// The host-driven loop: plan, read the plan back, run a level, until a plan is empty.
 void HostLoop(Workspace& ws, const Buffers& b, cudaStream_t stream) {
+  // snippet-begin: ch03-host-loop
   PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), ParamsFor(ws, true), stream);
   while (ws.ReadState(stream).num_segments > 0) {
     EnqueueDeeperLevel(ws, b, ParamsFor(ws, false), stream);
   }
+  // snippet-end: ch03-host-loop
 }
 
 }  // namespace

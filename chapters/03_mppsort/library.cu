@@ -78,11 +78,13 @@ void ThrustSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, 
   // thrust::sort works in place: the copy keeps the input intact (8n bytes, counted in).
   CUDA_CHECK(
       cudaMemcpyAsync(d_out, d_in, n * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
+  // snippet-begin: ch03-thrust
   thrust::device_ptr<std::uint32_t> p(d_out);
   // thrust::sort of unsigned 32-bit keys with operator< dispatches to CUB's DeviceRadixSort
   // (with thrust's 64-bit count). par_nosync: no host synchronisation at the end; the allocator
   // hands out the workspace's block, so no cudaMalloc/cudaFree either.
   thrust::sort(thrust::cuda::par_nosync(ws.thrust_alloc).on(stream), p, p + n);
+  // snippet-end: ch03-thrust
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -90,6 +92,7 @@ void CubRadixSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n
                   cudaStream_t stream) {
   if (n == 0) return;
   std::size_t bytes = ws.cub_temp.size();
+  // snippet-begin: ch03-cub
   // A 32-bit count where n allows: a 64-bit one selects wider offsets and a slower kernel.
   if (n <= INT_MAX) {
     CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.cub_temp.data(), bytes, d_in, d_out,
@@ -98,6 +101,7 @@ void CubRadixSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n
     CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.cub_temp.data(), bytes, d_in, d_out,
                                               static_cast<std::int64_t>(n), 0, 32, stream));
   }
+  // snippet-end: ch03-cub
   CUDA_CHECK_LAST_LAUNCH();
 }
 

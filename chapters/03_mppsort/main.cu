@@ -144,6 +144,7 @@ int Run(int argc, char** argv) {
       std::cerr << "ch03 " << what << " (seed " << opt.seed << "): " << r.Summary() << "\n";
     return r.ok ? staged::Verified::kYes : staged::Verified::kNo;
   };
+  // snippet-begin: ch03-timing
   // One L2 policy for every variant: in + out + an n-key scratch buffer (each variant has one:
   // CUB's double buffer, thrust's temporary block, mppSort's partition buffer).
   const bool flush = staged::ShouldFlushL2(3 * n * sizeof(std::uint32_t), ctx->device.l2_bytes);
@@ -152,6 +153,7 @@ int Run(int argc, char** argv) {
   // behind the timer's gate: their rows are timed without it and include those round trips.
   staged::TimingOptions host_sync_opt = gpu_opt;
   host_sync_opt.gate = false;
+  // snippet-end: ch03-timing
   auto run = [&](const std::string& name, auto&& sort, const staged::TimingOptions& timing) {
     d_out.FillBytes(0xFF, s);  // poison: a missing write cannot pass as a sorted key
     sort(s);

@@ -35,6 +35,7 @@ namespace ch03 {
 /// Largest n any variant accepts: bucket offsets are 32-bit counts.
 inline constexpr std::uint64_t kMaxKeys = 0xFFFFFFFFull;
 
+// snippet-begin: ch03-bucket-limit
 /// Bucket limit i (0 <= i <= h) of the naive table: `min + floor(i * R / h)` with
 /// R = max - min + 1, computed in 64 bits so [0, 0xFFFFFFFF] does not overflow. Limit h is
 /// max + 1; a key belongs to the last bucket whose limit is <= key.
@@ -47,7 +48,9 @@ __host__ __device__ inline std::uint64_t BucketLimit(std::uint32_t min, std::uin
   const std::uint64_t range = static_cast<std::uint64_t>(max) - min + 1;
   return min + (static_cast<std::uint64_t>(i) * range) / h;
 }
+// snippet-end: ch03-bucket-limit
 
+// snippet-begin: ch03-arithmetic-bucket
 /// Fixed-point multiplier of the arithmetic bucket index: floor(h * 2^32 / R), R = max-min+1.
 /// @param[in] min smallest key
 /// @param[in] max largest key (>= min)
@@ -66,6 +69,7 @@ __host__ __device__ inline std::uint32_t ArithmeticBucket(std::uint32_t key, std
                                                           std::uint64_t scale) {
   return static_cast<std::uint32_t>((static_cast<std::uint64_t>(key - min) * scale) >> 32);
 }
+// snippet-end: ch03-arithmetic-bucket
 
 /// Inputs that defeat equal-width buckets (`--adversary`): each puts most keys into one bucket
 /// level after level, so the sort must still finish in a bounded number of levels.

@@ -24,6 +24,7 @@ namespace ch03::naive {
 /// @param[in] key a key in [limits[0], limits[h])
 __device__ std::uint32_t TableLookup(const std::uint64_t* limits, std::uint32_t h,
                                      std::uint32_t key) {
+  // snippet-begin: ch03-naive-lookup
   std::uint32_t lo = 0, hi = h;  // answer in [lo, hi)
   while (hi - lo > 1) {
     const std::uint32_t mid = lo + (hi - lo) / 2;
@@ -33,6 +34,7 @@ __device__ std::uint32_t TableLookup(const std::uint64_t* limits, std::uint32_t 
       hi = mid;
   }
   return lo;
+  // snippet-end: ch03-naive-lookup
 }
 
 /// Fills limits[0..h] in shared memory and zeroes counts[0..h) (every thread of the block).
@@ -134,6 +136,7 @@ __global__ void BlocksHistoAndScanKernel(const std::uint32_t* in, std::size_t n,
   extern __shared__ std::uint64_t smem_naive[];
   std::uint64_t* limits = smem_naive;
   auto* counts = reinterpret_cast<std::uint32_t*>(limits + h + 1);
+  // snippet-begin: ch03-naive-histogram
   BuildLimits(limits, counts, minmax, h);
   __syncthreads();  // table and zeroed counters visible to the block
   const std::uint64_t begin = blockIdx.x * chunk;
@@ -146,6 +149,7 @@ __global__ void BlocksHistoAndScanKernel(const std::uint32_t* in, std::size_t n,
     hh[static_cast<std::size_t>(blockIdx.x) * h + b] = counts[b];
     if (counts[b] != 0) atomicAdd(&hg[b], counts[b]);
   }
+  // snippet-end: ch03-naive-histogram
 }
 
 // ------------------------------------------------------- steps 2 and 3: scans of the matrix
@@ -184,6 +188,7 @@ __global__ void GlobalHistoScanKernel(const std::uint32_t* hg, std::uint32_t h,
 __global__ void VerticalScanHHKernel(const std::uint32_t* hh, std::uint32_t rows, std::uint32_t h,
                                      std::uint32_t* psv) {
   __shared__ std::uint32_t xy[kMaxRows];
+  // snippet-begin: ch03-naive-vertical
   const auto m = static_cast<std::uint32_t>(PowerOfTwoAtLeast(rows));
   const std::uint32_t b = blockIdx.x;
   for (std::uint32_t r = threadIdx.x; r < m; r += blockDim.x) {
@@ -193,6 +198,7 @@ __global__ void VerticalScanHHKernel(const std::uint32_t* hh, std::uint32_t rows
   for (std::uint32_t r = threadIdx.x; r < rows; r += blockDim.x) {
     psv[static_cast<std::size_t>(r) * h + b] = xy[r];
   }
+  // snippet-end: ch03-naive-vertical
 }
 
 // ------------------------------------------------------------------ step 4: partition
@@ -220,6 +226,7 @@ __global__ void PartitionKernel(const std::uint32_t* in, std::size_t n, const st
   std::uint64_t* limits = smem_naive;
   auto* hlsh = reinterpret_cast<std::uint32_t*>(limits + h + 1);
   BuildLimits(limits, nullptr, minmax, h);
+  // snippet-begin: ch03-naive-partition
   for (std::uint32_t b = threadIdx.x; b < h; b += blockDim.x) {
     hlsh[b] = shg[b] + psv[static_cast<std::size_t>(blockIdx.x) * h + b];
   }
@@ -230,6 +237,7 @@ __global__ void PartitionKernel(const std::uint32_t* in, std::size_t n, const st
     const std::uint32_t key = in[i];
     out[atomicAdd(&hlsh[TableLookup(limits, h, key)], 1u)] = key;
   }
+  // snippet-end: ch03-naive-partition
 }
 
 // ------------------------------------------------------------------ step 5: sort each bucket
@@ -256,6 +264,7 @@ __global__ void SegmentedBitonicSortKernel(const std::uint32_t* in, std::uint32_
   const std::uint64_t end = b + 1 < h ? shg[b + 1] : n;
   const std::uint64_t len = end - begin;
   if (len == 0 || len > kTile) return;  // uniform per block: no thread reaches a barrier
+  // snippet-begin: ch03-naive-bitonic
   const auto m = static_cast<std::uint32_t>(PowerOfTwoAtLeast(len));
   for (std::uint32_t i = threadIdx.x; i < m; i += blockDim.x) {
     s_key[i] = i < len ? in[begin + i] : UINT_MAX;  // padding sorts to the end
@@ -277,6 +286,7 @@ __global__ void SegmentedBitonicSortKernel(const std::uint32_t* in, std::uint32_
   }
   __syncthreads();
   for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) out[begin + i] = s_key[i];
+  // snippet-end: ch03-naive-bitonic
 }
 
 /**
@@ -417,6 +427,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
   Partition(d_in, n, ws.minmax.data(), h, rows, chunk, ws.shg.data(), ws.psv.data(), ws.part.data(),
             stream);
   SegmentedBitonicSort(ws.part.data(), d_out, ws.shg.data(), h, n, stream);
+  // snippet-begin: ch03-naive-fallback
   // Buckets over the shared tile: the seed would truncate them; sort them in global memory.
   std::vector<std::uint32_t> starts(h);
   CUDA_CHECK(cudaMemcpyAsync(starts.data(), ws.shg.data(), h * sizeof(std::uint32_t),
@@ -430,6 +441,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
                                len * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
     GlobalBitonicSort(d_out, starts[b], len, stream);
   }
+  // snippet-end: ch03-naive-fallback
 }
 
 }  // namespace ch03::naive

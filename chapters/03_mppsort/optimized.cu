@@ -127,6 +127,7 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
   __shared__ std::uint32_t counts[kMaxBuckets];
   const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
   const std::uint32_t* keys = LevelSource(b, lv.state->level);
+  // snippet-begin: ch03-opt-histogram
   // All 16 loads of a chunk are issued before its first atomic (16 loads in flight per thread,
   // not the few a strided loop keeps), and a chunk ahead.
   std::uint32_t key[kChunkKeysPerThread], next[kChunkKeysPerThread] = {};
@@ -155,6 +156,7 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
 #pragma unroll
     for (int q = 0; q < kChunkKeysPerThread; ++q) key[q] = next[q];
   }
+  // snippet-end: ch03-opt-histogram
 }
 
 // ------------------------------------------------------- steps 2 and 3: scan of the matrix
@@ -210,6 +212,7 @@ __global__ void __launch_bounds__(kChunkThreads)
       }
       continue;  // uniform per block (and PrefetchChunk never loads such a chunk)
     }
+    // snippet-begin: ch03-opt-partition-rank
     if (!loaded) LoadChunk(keys, c, key);  // coalesced; in flight while the counters are zeroed
     const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, seg.buckets);
     for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
@@ -239,6 +242,8 @@ __global__ void __launch_bounds__(kChunkThreads)
       }
     }
     __syncthreads();  // tile ranked and run bases ready
+    // snippet-end: ch03-opt-partition-rank
+    // snippet-begin: ch03-opt-partition-write
     // key[] is free: the next chunk's loads go out now and land while this tile is written.
     loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
     for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
@@ -246,6 +251,7 @@ __global__ void __launch_bounds__(kChunkThreads)
       target[run_base[ArithmeticBucket(k, seg.range.min, scale)] + i] = k;  // consecutive i
     }
     __syncthreads();  // tile and run bases read before the next chunk overwrites them
+    // snippet-end: ch03-opt-partition-write
   }
 }
 
@@ -305,6 +311,7 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
                             : seg.begin + seg.len;
     const std::uint32_t len = end - begin;
     if (len == 0) continue;
+    // snippet-begin: ch03-opt-oversized-reduce
     if (len > kBlockMinMaxKeys) {
       // One block would take long over it: SegmentMinMaxKernel reduces it at the next level.
       if (threadIdx.x == 0) AppendSpan(list, lv.state, Span{begin, len, {UINT_MAX, 0}});
@@ -330,6 +337,8 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
         lo = min(lo, keys[i]);
         hi = max(hi, keys[i]);
       }
+      // snippet-end: ch03-opt-oversized-reduce
+      // snippet-begin: ch03-opt-oversized-list
       ch01::BlockMinMax<std::uint32_t, Sorter::kThreads>(lo, hi, sh.s_min, sh.s_max);
       if (threadIdx.x == 0) {
         sh.lo = lo;
@@ -350,6 +359,7 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
       continue;
     }
     Sorter::SortBucket(part + begin, b.out + begin, len, sh);
+    // snippet-end: ch03-opt-oversized-list
   }
 }
 
@@ -435,6 +445,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
     work();
     if (timer != nullptr) timer->End(stream);
   };
+  // snippet-begin: ch03-opt-sort
   const FirstLevelPlan& plan = ws.first_plan();
   const Buffers b{d_in, ws.part.data(), d_out};
   const Level lv{ws.first_segment.data(), ws.first_state.data(), false};
@@ -453,6 +464,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
                 plan.buckets, stream);
   });
   timed(Stage::kDeeper, [&] { RunDeeperLevels(ws, b, stream); });
+  // snippet-end: ch03-opt-sort
 }
 
 }  // namespace ch03::optimized

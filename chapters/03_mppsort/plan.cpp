@@ -28,6 +28,7 @@ std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
   return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(h, 1, kMaxBuckets));
 }
 
+// snippet-begin: ch03-plan-first-level
 FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
   int count = 0;
   const TileShape* tiles = TilesOf(sorter, count);
@@ -45,6 +46,7 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
   plan.matrix = std::uint64_t{plan.buckets} * plan.chunks;
   return plan;
 }
+// snippet-end: ch03-plan-first-level
 
 std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // A deeper segment of len keys has c = ceil(len / kChunk) chunks and h buckets, where h is

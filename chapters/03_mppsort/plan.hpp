@@ -45,6 +45,7 @@ inline constexpr std::uint32_t kMaxLevels = 12;
 /// (radix_tile.cuh, kept beside it for comparison).
 enum class BucketSorter { kRadix, kBitonic };
 
+// snippet-begin: ch03-tiles
 /// One on-chip tile: the most keys a block sorts, and the mean bucket size aimed at so that
 /// uniform buckets (Poisson spread, about sqrt(mean)) stay within it with 6.5 standard
 /// deviations to spare.
@@ -57,6 +58,7 @@ struct TileShape {
 inline constexpr TileShape kRadixTiles[] = {{4096, 3700}, {8192, 7600}, {36864, 35500}};
 /// Tiles of the bitonic sorter (256 and 512 threads).
 inline constexpr TileShape kBitonicTiles[] = {{4096, 3700}, {8192, 7000}};
+// snippet-end: ch03-tiles
 
 /// The [min, max] of a segment or span; {0xFFFFFFFF, 0} while unknown. Same layout as
 /// `ch01::MinMaxPair<std::uint32_t>` (chapter 01's launcher writes level 0's).
