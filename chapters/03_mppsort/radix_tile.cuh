@@ -5,8 +5,8 @@
  *
  * A bucket of an equal-width level spans about (max - min) / h key values, so its keys differ
  * in far fewer than 32 bits: about 21 bits for 2^32 / 2268 buckets at 8M keys, so 3 passes,
- * where a bitonic network over 8192 keys needs 91 layers of compare-exchanges. Each pass is a stable counting
- * sort of one 8-bit digit of (key - bucket min), in three steps:
+ * where a bitonic network over 8192 keys needs 91 layers of compare-exchanges. Each pass is a
+ * stable counting sort of one 8-bit digit of (key - bucket min), in three steps:
  *
  * 1. count: every warp counts its keys per digit in its own row of 256 shared counters;
  * 2. scan: one exclusive scan of the counters in (digit, warp) order gives, for every warp and
