@@ -32,11 +32,13 @@ double GammaK(int k) {
 }
 
 double ToleranceScale(int k) {
+  // snippet-begin: ch04-tolerance
   const int kk = k < 1 ? 1 : k;
   const double u = std::ldexp(1.0, -24);
   const double probabilistic = kToleranceLambda * std::sqrt(static_cast<double>(kk)) * u;
   // Kernel and reference each get min(worst case, probabilistic); |A|·|B| adds (1 + gamma_K).
   return 2.0 * std::min(GammaK(kk), probabilistic) * (1.0 + GammaK(kk));
+  // snippet-end: ch04-tolerance
 }
 
 double AbsoluteFloor(int k) { return 2.0 * (k < 1 ? 1 : k) * std::ldexp(1.0, -126); }

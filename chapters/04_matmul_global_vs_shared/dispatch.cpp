@@ -74,10 +74,12 @@ constexpr double kTieBand = 0.02;
 constexpr int kMaxSplits = 256;
 
 /// Cost of one wave whose busiest SM holds @p warps warps, each block running @p ktiles tiles.
+// snippet-begin: ch04-wave-cost
 double WaveCost(long long warps, long long ktiles) {
   const double per_ktile = std::max(kLatencyFloor, static_cast<double>(warps) / kSplitKWarpsPerSm);
   return static_cast<double>(ktiles) * per_ktile + kWaveOverhead;
 }
+// snippet-end: ch04-wave-cost
 
 }  // namespace
 
@@ -105,6 +107,7 @@ bool TimedOnShape(Stage stage, int m, int n) {
   return stage != Stage::kSkinny || std::min(m, n) <= 64;
 }
 
+// snippet-begin: ch04-choose-stage
 Stage ChooseStage(int m, int n, int k, int sms) {
   if (m == 0 || n == 0 || k == 0) return Stage::kDoubleBuffer;
   const long long skinny_tiles = CeilDiv(m, 8) * CeilDiv(n, 8);
@@ -113,6 +116,7 @@ Stage ChooseStage(int m, int n, int k, int sms) {
   if (k <= kShortK) return Stage::kWarpTile;
   return kLargeShapeStage;
 }
+// snippet-end: ch04-choose-stage
 
 SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
   struct Tile {
@@ -126,6 +130,7 @@ SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
   const int top = static_cast<int>(
       std::min<long long>({std::max(max_splits, 1), kMaxSplits, CeilDiv(std::max(k, 1), 8)}));
   for (const Tile& t : kTiles) {
+    // snippet-begin: ch04-plan-cost
     const long long tiles = CeilDiv(m, t.m) * CeilDiv(n, t.n);
     const int warps = t.m * t.n / 64 / 32;  // 8×8 outputs per thread
     const long long slots = static_cast<long long>(sms) * (kSplitKWarpsPerSm / warps);
@@ -145,6 +150,7 @@ SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
       }
       if (cost < best.cost * (1.0 - kTieBand)) best = {t.m, t.n, splits, chunk, cost};
     }
+    // snippet-end: ch04-plan-cost
   }
   return best;
 }

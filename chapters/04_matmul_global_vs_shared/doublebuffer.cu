@@ -35,9 +35,11 @@ namespace ch04::optimized::detail {
 /// count to the compiler (it settles at or under 128, two blocks per SM anyway), stage 5 asks
 /// for two explicitly; the 128- and 64-thread tiles of stage 6 ask for kSplitKWarpsPerSm warps
 /// per SM (at most 128 registers per thread), the residency PlanSplitK assumes.
+// snippet-begin: ch04-launch-bounds
 template <int kThreads, bool kWarpTiling>
 constexpr int kMinBlocks = kWarpTiling ? 2
                                        : (kThreads == 256 ? 1 : kSplitKWarpsPerSm * 32 / kThreads);
+// snippet-end: ch04-launch-bounds
 
 /// How many tiles ahead of the one being multiplied the 128- and 64-thread tiles prefetch into
 /// L2: the prefetch of tile t + 4 has three k-tiles (several times DRAM's latency) to arrive
@@ -89,9 +91,12 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
   const int n0 = tile.n * kBn;
   // This block's range of K; chunks are multiples of 8, so only the last tile of the last
   // split can overhang K (the loads check against K itself).
+  // snippet-begin: ch04-splitk-range
   const int k_begin = blockIdx.y * split.k_chunk;
   const int k_end = min(k, k_begin + split.k_chunk);
   out += blockIdx.y * split.slice;
+  // snippet-end: ch04-splitk-range
+  // snippet-begin: ch04-thread-mapping
   constexpr int kRowStep = kWarpTiling ? 16 : kBm / 2;
   constexpr int kColStep = kWarpTiling ? 32 : kBn / 2;
   int row0, col0;
@@ -103,8 +108,10 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
     row0 = (threadIdx.x / (kBn / 8)) * 4;
     col0 = (threadIdx.x % (kBn / 8)) * 4;
   }
+  // snippet-end: ch04-thread-mapping
   // Only the smaller tiles prefetch (see the file comment); the 128×128 instance keeps its
   // next tile in registers through the FFMAs and is stage 4 itself.
+  // snippet-begin: ch04-prefetch-lambda
   constexpr bool kPrefetchL2 = kThreads < 256;
   const auto prefetch = [&](int k_tile) {
     if (k_tile < k_end) {  // uniform per block; never past this split's range
@@ -112,6 +119,8 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
       PrefetchTileL2<kBk, kBn, kThreads, kChecked>(b, n, k, k_tile, n0);
     }
   };
+  // snippet-end: ch04-prefetch-lambda
+  // snippet-begin: ch04-doublebuffer-loop
   float acc[8][8] = {};
   TileRegs<kBm, kBk, kThreads> a_regs;
   TileRegs<kBk, kBn, kThreads> b_regs;
@@ -150,6 +159,7 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
     __syncthreads();  // next buffer complete, and this one free to be overwritten after
     buf ^= 1;
   }
+  // snippet-end: ch04-doublebuffer-loop
   StoreOutputs<2, 2>(out, split.ldo, m, split.n_out, m0 + row0, kRowStep, n0 + col0, kColStep, acc,
                      split.vec_out);
 }

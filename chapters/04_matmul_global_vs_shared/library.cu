@@ -68,10 +68,12 @@ void Cublas::Matmul(const float* d_a, const float* d_b, float* d_c, int m, int n
   CheckCublas(cublasSetStream(handle_, stream), "cublasSetStream");
   const float one = 1.0f;
   const float zero = 0.0f;
+  // snippet-begin: ch04-cublas-call
   // Column-major view: C^T (N×M) = B^T (N×K) · A^T (K×M).
   CheckCublas(
       cublasSgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, d_b, n, d_a, k, &zero, d_c, n),
       "cublasSgemm");
+  // snippet-end: ch04-cublas-call
 }
 
 void Cublas::Reference(const float* d_a, const float* d_b, int m, int n, int k,

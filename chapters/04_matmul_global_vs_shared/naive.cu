@@ -38,6 +38,7 @@ constexpr int kBlockSide = 16;
 template <typename T>
 __global__ void MatmulNaiveKernel(const T* __restrict__ a, const T* __restrict__ b,
                                   T* __restrict__ c, int m, int n, int k) {
+  // snippet-begin: ch04-naive-kernel
   const int col = blockIdx.x * blockDim.x + threadIdx.x;
   const int row = blockIdx.y * blockDim.y + threadIdx.y;
   if (row >= m || col >= n) return;  // the last blocks overhang when M or N is not a multiple
@@ -49,6 +50,7 @@ __global__ void MatmulNaiveKernel(const T* __restrict__ a, const T* __restrict__
     b_col += n;  // next row of B, same column: the pointer walk avoids a 32-bit p*n overflow
   }
   c[static_cast<std::size_t>(row) * n + col] = sum;
+  // snippet-end: ch04-naive-kernel
 }
 
 template <typename T>

@@ -58,6 +58,7 @@ constexpr int kTile16 = 16;
 template <typename T>
 __global__ void MatmulTiled16Kernel(const T* __restrict__ a, const T* __restrict__ b,
                                     T* __restrict__ c, int m, int n, int k) {
+  // snippet-begin: ch04-tiled16-kernel
   __shared__ T a_tile[kTile16][kTile16];
   __shared__ T b_tile[kTile16][kTile16];
   const int tx = threadIdx.x;
@@ -77,6 +78,7 @@ __global__ void MatmulTiled16Kernel(const T* __restrict__ a, const T* __restrict
     __syncthreads();  // everyone must be done reading before the next tile overwrites it
   }
   if (row < m && col < n) c[static_cast<std::size_t>(row) * n + col] = sum;
+  // snippet-end: ch04-tiled16-kernel
 }
 
 template <typename T>

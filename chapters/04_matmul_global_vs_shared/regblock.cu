@@ -45,6 +45,7 @@ __global__ void __launch_bounds__(kRegBlockThreads)
   const TileCoord tile = BlockTile<false>((m + kBm - 1) / kBm, (n + kBn - 1) / kBn);
   const int m0 = tile.m * kBm;
   const int n0 = tile.n * kBn;
+  // snippet-begin: ch04-regblock-loop
   const int row0 = (threadIdx.x / 16) * 8;  // this thread's first row inside the block tile
   const int col0 = (threadIdx.x % 16) * 8;  // and first column
   float acc[8][8] = {};
@@ -73,6 +74,7 @@ __global__ void __launch_bounds__(kRegBlockThreads)
     }
     __syncthreads();  // everyone done reading before the next tile is stored
   }
+  // snippet-end: ch04-regblock-loop
   // Rows row0..row0+7 as two groups of 4 (step 4), likewise the columns.
   StoreOutputs<2, 2>(c, n, m, n, m0 + row0, 4, n0 + col0, 4, acc, false);
 }

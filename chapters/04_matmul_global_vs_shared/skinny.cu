@@ -39,6 +39,7 @@ constexpr int kSkinnyOutputs = kSkinnyTile * kSkinnyTile;
  * @tparam kLaneMask the lane bit that pairs partners
  * @param[in,out] v the values; afterwards v[0 .. kHalf) hold the sums
  */
+// snippet-begin: ch04-fold-half
 template <int kHalf, int kLaneMask>
 __device__ __forceinline__ void FoldHalf(float (&v)[kSkinnyOutputs]) {
   const bool upper = (threadIdx.x & kLaneMask) != 0;
@@ -49,6 +50,7 @@ __device__ __forceinline__ void FoldHalf(float (&v)[kSkinnyOutputs]) {
     v[i] = keep + __shfl_xor_sync(0xffffffffu, send, kLaneMask);
   }
 }
+// snippet-end: ch04-fold-half
 
 /**
  * @brief Stage 7: block (x, y) computes C[8y .. 8y+7][8x .. 8x+7]; thread t accumulates the 64
@@ -76,6 +78,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
   for (int tile_m = blockIdx.y; tile_m < tiles_m; tile_m += gridDim.y) {
     const int r0 = tile_m * kSkinnyTile;
     float acc[kSkinnyOutputs] = {};
+    // snippet-begin: ch04-skinny-k-loop
 #pragma unroll 4
     for (int p = threadIdx.x; p < k; p += kSkinnyThreads) {
       float av[kSkinnyTile], bv[kSkinnyTile];
@@ -108,7 +111,9 @@ __global__ void __launch_bounds__(kSkinnyThreads)
         }
       }
     }
+    // snippet-end: ch04-skinny-k-loop
     // Warp reduction: 64 values over 32 lanes in five halving steps (32+16+8+4+2 shuffles).
+    // snippet-begin: ch04-skinny-reduce
     FoldHalf<32, 16>(acc);
     FoldHalf<16, 8>(acc);
     FoldHalf<8, 4>(acc);
@@ -116,6 +121,7 @@ __global__ void __launch_bounds__(kSkinnyThreads)
     FoldHalf<2, 1>(acc);
     // Lane l now holds the warp's sums of outputs 2l and 2l + 1 (its lane bits chose halves).
     *reinterpret_cast<float2*>(&partial[warp][2 * lane]) = make_float2(acc[0], acc[1]);
+    // snippet-end: ch04-skinny-reduce
     __syncthreads();  // every warp's partial tile is in shared memory
     if (threadIdx.x < kSkinnyOutputs) {
       float sum = partial[0][threadIdx.x];

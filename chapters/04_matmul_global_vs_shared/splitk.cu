@@ -64,6 +64,7 @@ __global__ void __launch_bounds__(kReduceThreads)
     const int row = static_cast<int>(v / vecs_per_row);
     const int col = static_cast<int>(v % vecs_per_row) * 4;
     const float* src = ws + static_cast<std::size_t>(row) * ldw + col;
+    // snippet-begin: ch04-splitk-reduce
     float4 sum = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll 4
     for (int s = sub; s < splits; s += kLanes) {
@@ -81,6 +82,7 @@ __global__ void __launch_bounds__(kReduceThreads)
       sum.z += __shfl_xor_sync(group_mask, sum.z, offset);
       sum.w += __shfl_xor_sync(group_mask, sum.w, offset);
     }
+    // snippet-end: ch04-splitk-reduce
     if (sub != 0) continue;
     float* dst = c + static_cast<std::size_t>(row) * n + col;
     if (vec_c) {
@@ -117,12 +119,14 @@ void LaunchSplitK(const Problem& p, const SplitPlan& plan, float* workspace, cud
     LaunchDoubleBufferTiles(p, plan.tile_m, plan.tile_n, whole_k, stream);
     return;
   }
+  // snippet-begin: ch04-splitk-launch
   const int ldw = (p.n + 3) / 4 * 4;
   const std::size_t slice = static_cast<std::size_t>(p.m) * ldw;
   // Slices get every column up to ldw (the padding columns hold zeros from zero-filled B), so
   // the reduction reads only initialised memory.
   const SplitOutput partial{plan.splits, plan.k_chunk, workspace, ldw, ldw, slice, true};
   LaunchDoubleBufferTiles(p, plan.tile_m, plan.tile_n, partial, stream);
+  // snippet-end: ch04-splitk-launch
   // Enough threads that the slices' loads overlap: one per float4 of C while there are few
   // slices, a group of 8 or a warp per float4 when there are many.
   if (plan.splits <= 4) {

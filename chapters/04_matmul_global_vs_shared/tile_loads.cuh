@@ -42,6 +42,7 @@ struct TileCoord {
  * @param[in] tiles_m number of tile rows
  * @param[in] tiles_n number of tile columns
  */
+// snippet-begin: ch04-block-order
 template <bool kGrouped>
 __device__ __forceinline__ TileCoord BlockTile(int tiles_m, int tiles_n) {
   const int id = blockIdx.x;
@@ -55,6 +56,7 @@ __device__ __forceinline__ TileCoord BlockTile(int tiles_m, int tiles_n) {
     return {first_m + in_group % rows, in_group / rows};
   }
 }
+// snippet-end: ch04-block-order
 
 /// One thread's share of a kRows×kCols tile loaded from global memory, as float4s.
 /// @tparam kRows tile rows
@@ -87,6 +89,7 @@ struct TileRegs {
  * @param[in] c0 first tile column
  * @param[out] regs the thread's share
  */
+// snippet-begin: ch04-load-tile
 template <int kRows, int kCols, int kThreads, bool kVec, bool kChecked>
 __device__ __forceinline__ void LoadTile(const float* __restrict__ src, int ld, int rows, int r0,
                                          int c0, TileRegs<kRows, kCols, kThreads>& regs) {
@@ -111,6 +114,7 @@ __device__ __forceinline__ void LoadTile(const float* __restrict__ src, int ld, 
     }
   }
 }
+// snippet-end: ch04-load-tile
 
 /**
  * @brief Asks L2 to fetch the lines that LoadTile with the same arguments will read, so that a
@@ -130,6 +134,7 @@ __device__ __forceinline__ void LoadTile(const float* __restrict__ src, int ld, 
  * @param[in] r0 first tile row
  * @param[in] c0 first tile column
  */
+// snippet-begin: ch04-prefetch-l2
 template <int kRows, int kCols, int kThreads, bool kChecked>
 __device__ __forceinline__ void PrefetchTileL2(const float* src, int ld, int rows, int r0, int c0) {
 #pragma unroll
@@ -142,6 +147,7 @@ __device__ __forceinline__ void PrefetchTileL2(const float* src, int ld, int row
     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
   }
 }
+// snippet-end: ch04-prefetch-l2
 
 /**
  * @brief Stores a kBm×8 tile of A, held as LoadTile left it, transposed: dst[k][m].
@@ -154,6 +160,7 @@ __device__ __forceinline__ void PrefetchTileL2(const float* src, int ld, int row
  * @param[out] dst shared tile, kBk rows of kBm + kPadA floats
  * @param[in] regs the thread's share of the kBm×8 tile
  */
+// snippet-begin: ch04-store-transposed
 template <int kBm, int kThreads>
 __device__ __forceinline__ void StoreTransposed(float (*dst)[kBm + kPadA],
                                                 const TileRegs<kBm, kBk, kThreads>& regs) {
@@ -168,6 +175,7 @@ __device__ __forceinline__ void StoreTransposed(float (*dst)[kBm + kPadA],
     dst[col + 3][r] = regs.v[i].w;
   }
 }
+// snippet-end: ch04-store-transposed
 
 /**
  * @brief Stores an 8×kBn tile of B as it is: dst[k][n], one 16-byte store per vector
@@ -194,6 +202,7 @@ __device__ __forceinline__ void StoreDirect(float (*dst)[kBn],
 /// @param[in] first offset of the first group (a multiple of 4)
 /// @param[in] step distance between groups (a multiple of 4)
 /// @param[out] frag the 4·kGroups values
+// snippet-begin: ch04-load-fragment
 template <int kGroups>
 __device__ __forceinline__ void LoadFragment(const float* row, int first, int step,
                                              float (&frag)[4 * kGroups]) {
@@ -206,6 +215,7 @@ __device__ __forceinline__ void LoadFragment(const float* row, int first, int st
     frag[4 * g + 3] = v.w;
   }
 }
+// snippet-end: ch04-load-fragment
 
 /// @brief acc += a ⊗ b: kM·kN FFMAs from kM + kN values in registers.
 /// @tparam kM values of a column of A
@@ -213,6 +223,7 @@ __device__ __forceinline__ void LoadFragment(const float* row, int first, int st
 /// @param[in] a kM values of a column of A
 /// @param[in] b kN values of a row of B
 /// @param[in,out] acc the thread's kM×kN outputs
+// snippet-begin: ch04-outer-product
 template <int kM, int kN>
 __device__ __forceinline__ void OuterProduct(const float (&a)[kM], const float (&b)[kN],
                                              float (&acc)[kM][kN]) {
@@ -222,6 +233,7 @@ __device__ __forceinline__ void OuterProduct(const float (&a)[kM], const float (
     for (int j = 0; j < kN; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
   }
 }
+// snippet-end: ch04-outer-product
 
 /**
  * @brief Writes a thread's outputs: rows row0 + g·row_step + i, columns col0 + h·col_step + j

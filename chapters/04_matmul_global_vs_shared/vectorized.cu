@@ -53,6 +53,7 @@ __global__ void __launch_bounds__(kVecThreads)
   const TileCoord tile = BlockTile<false>((m + kBm - 1) / kBm, (n + kBn - 1) / kBn);
   const int m0 = tile.m * kBm;
   const int n0 = tile.n * kBn;
+  // snippet-begin: ch04-vectorized-loop
   const int row0 = (threadIdx.x / 16) * 4;  // rows row0..+3 and row0+64..+3 of the block tile
   const int col0 = (threadIdx.x % 16) * 4;  // columns col0..+3 and col0+64..+3
   float acc[8][8] = {};
@@ -73,6 +74,7 @@ __global__ void __launch_bounds__(kVecThreads)
     }
     __syncthreads();  // everyone done reading before the next tile is stored
   }
+  // snippet-end: ch04-vectorized-loop
   StoreOutputs<2, 2>(c, n, m, n, m0 + row0, kBm / 2, n0 + col0, kBn / 2, acc, kVecN);
 }
 
