@@ -14,6 +14,8 @@ Doxygen's warnings stay those of the page):
   copies it next to the pages); a link to a source file under chapters/ or common/ becomes `@ref`
   to that file's page;
 - `<!-- toc -->` becomes `[TOC]`;
+- the comments around a generated number (`<!-- num ... -->`, `<!-- /num -->`) are dropped, so
+  the number keeps the spaces around it (Doxygen 1.9.4 swallows the space after a comment);
 - code spans in headings and in the text of links that become `@ref` lose their backticks
   (Doxygen 1.9.4 would print them, or `<tt>`, literally).
 Anything else passes unchanged. The rules are in mdpages.py, shared with check_markdown.py.
@@ -21,12 +23,14 @@ Anything else passes unchanged. The rules are in mdpages.py, shared with check_m
 Usage: doxygen_filter.py PAGE.md   (writes the translated page to stdout)
 """
 import pathlib
+import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import mdpages  # noqa: E402
 
 TOC_MARKER = "<!-- toc -->"
+NUM_MARKER = re.compile(r"<!--\s*/?num\b.*?-->")
 
 
 def relative_to_root(path):
@@ -98,6 +102,7 @@ def translate(text, rel):
                             edits.append((a, b, strip_code_spans(line[a:b])))
         for start, end, new in sorted(edits, reverse=True):
             out = out[:start] + new + out[end:]
+        out = NUM_MARKER.sub("", out)
         if mdpages.ATX_HEADING.match(visible):
             level, raw, anchor = next(slugs)
             # Doxygen 1.9.4 prints a code span in a heading as "<tt>...</tt>": plain text instead.
