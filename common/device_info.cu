@@ -13,6 +13,7 @@
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
 #include "errors.hpp"
+#include "resident_grid.hpp"
 #include "timer.hpp"
 
 namespace staged {
@@ -116,9 +117,8 @@ double MeasureReadGbps(const DeviceInfo& info) {
   DeviceBuffer<unsigned char> src(bytes);
   DeviceBuffer<unsigned> sink(1);
   src.FillBytes(1);
-  int per_sm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, PeakReadKernel, kReadBlock, 0));
-  const int blocks = info.sm_count * std::max(per_sm, 1);
+  const int blocks = static_cast<int>(
+      ResidentBlocks(reinterpret_cast<const void*>(PeakReadKernel), kReadBlock, 0));
   TimingOptions opt{2, 10, false};
   TimingStats t = TimeGpu(opt, [&](cudaStream_t s) {
     PeakReadKernel<<<blocks, kReadBlock, 0, s>>>(reinterpret_cast<const uint4*>(src.data()),

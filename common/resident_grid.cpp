@@ -13,6 +13,13 @@
 
 namespace staged {
 
+int BlocksPerSm(const void* kernel, int block_size, std::size_t dynamic_smem) {
+  int per_sm = 0;
+  CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, dynamic_smem));
+  return per_sm;
+}
+
 unsigned ResidentBlocks(const void* kernel, int block_size, std::size_t dynamic_smem,
                         int max_per_sm) {
   using Key = std::tuple<int, const void*, int, std::size_t, int>;
@@ -27,11 +34,8 @@ unsigned ResidentBlocks(const void* kernel, int block_size, std::size_t dynamic_
     if (it != cache.end()) return it->second;
   }
   int sms = 0;
-  int per_sm = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, dynamic_smem));
-  per_sm = std::max(per_sm, 1);
+  int per_sm = std::max(BlocksPerSm(kernel, block_size, dynamic_smem), 1);
   if (max_per_sm > 0) per_sm = std::min(per_sm, max_per_sm);
   const auto resident = static_cast<unsigned>(std::max(sms, 1) * per_sm);
   std::lock_guard<std::mutex> lock(mutex);

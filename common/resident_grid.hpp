@@ -20,6 +20,14 @@
 namespace staged {
 
 /// Blocks of @p block_size threads with @p dynamic_smem bytes of dynamic shared memory each that
+/// one SM of the current device holds at once (the occupancy query; not cached: for reports and
+/// tests, and for `ResidentBlocks`).
+/// @param[in] kernel the `__global__` function, cast to `const void*`
+/// @param[in] block_size threads per block
+/// @param[in] dynamic_smem dynamic shared memory per block, in bytes
+int BlocksPerSm(const void* kernel, int block_size, std::size_t dynamic_smem);
+
+/// Blocks of @p block_size threads with @p dynamic_smem bytes of dynamic shared memory each that
 /// can be resident on the current device at once: SMs x blocks per SM (at least one per SM),
 /// capped at @p max_per_sm blocks per SM when that is positive. Cached; thread-safe.
 /// @param[in] kernel the `__global__` function, cast to `const void*`

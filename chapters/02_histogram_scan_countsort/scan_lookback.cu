@@ -17,6 +17,7 @@
 #include "chapters/02_histogram_scan_countsort/scan_lookback_kernel.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
 #include "common/cuda_check.hpp"
+#include "common/resident_grid.hpp"
 
 namespace ch02::optimized {
 
@@ -70,9 +71,7 @@ template <class S>
 int ResidentBlocks() {
   const void* kernel = reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>);
   PreferSharedMemory<S, true>();  // as every launch does, so the query sees the same carveout
-  int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, S::kThreads, 0));
-  return blocks;
+  return staged::BlocksPerSm(kernel, S::kThreads, 0);
 }
 
 template <class S>

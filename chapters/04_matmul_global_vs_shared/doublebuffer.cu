@@ -28,6 +28,7 @@
 #include "chapters/04_matmul_global_vs_shared/stages.hpp"
 #include "chapters/04_matmul_global_vs_shared/tile_loads.cuh"
 #include "common/cuda_check.hpp"
+#include "common/resident_grid.hpp"
 
 namespace ch04::optimized::detail {
 
@@ -204,10 +205,9 @@ namespace {
 /// Blocks of the whole-tile, aligned instance for tile kBm×kBn that one SM holds.
 template <int kBm, int kBn>
 int ResidentBlocksOf() {
-  int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &blocks, MatmulDoubleBufferKernel<kBm, kBn, true, true, false, false>, kBm * kBn / 64, 0));
-  return blocks;
+  return staged::BlocksPerSm(
+      reinterpret_cast<const void*>(MatmulDoubleBufferKernel<kBm, kBn, true, true, false, false>),
+      kBm * kBn / 64, 0);
 }
 
 }  // namespace
