@@ -25,6 +25,8 @@ MinMaxPair<T> MinMax(const T* data, std::size_t n) {
   // snippet-end: ch01-cpu-reference
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 template MinMaxPair<float> MinMax<float>(const float*, std::size_t);
 template MinMaxPair<double> MinMax<double>(const double*, std::size_t);

@@ -96,6 +96,8 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   CUDA_CHECK_LAST_LAUNCH();
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 #define CH01_LIBRARY_INSTANTIATE(T)                     \
   template std::size_t MinMaxTempBytes<T>(std::size_t); \

@@ -178,6 +178,8 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   // snippet-end: ch01-naive-passes
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 #define CH01_NAIVE_INSTANTIATE(T)                       \
   template std::size_t MinMaxTempBytes<T>(std::size_t); \

@@ -298,6 +298,8 @@ void MinMaxStage(Stage stage, const T* d_in, std::size_t n, MinMaxPair<T>* d_res
   throw std::invalid_argument("ch01::optimized::MinMaxStage: unknown stage");
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 #define CH01_OPTIMIZED_INSTANTIATE(T)                                                            \
   template std::size_t MinMaxTempBytes<T>(std::size_t);                                          \

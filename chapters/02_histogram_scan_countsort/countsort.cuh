@@ -111,6 +111,8 @@ void CountingSort(const std::uint8_t* in, std::uint8_t* out, std::size_t n);
 
 }  // namespace cpu
 
+// The naive, optimized and library namespaces below declare the same launchers on purpose: one
+// signature per variant, so one test body and one driver run them all.
 /// The seed's scheme, corrected: global atomics, a simple scan, per-element atomic scatter.
 namespace naive {
 

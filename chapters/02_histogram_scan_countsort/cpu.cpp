@@ -52,6 +52,8 @@ void ExclusiveScan(const T* in, T* out, std::size_t n) {
   }
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t);
 template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t);

@@ -136,6 +136,8 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
   }));
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 template std::size_t ExclusiveScanTempBytes<std::uint32_t>(std::size_t);
 template std::size_t ExclusiveScanTempBytes<std::int32_t>(std::size_t);

@@ -158,6 +158,8 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
   // snippet-end: ch02-hillis-steele-launch
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 template std::size_t ExclusiveScanTempBytes<std::uint32_t>(std::size_t);
 template std::size_t ExclusiveScanTempBytes<std::int32_t>(std::size_t);

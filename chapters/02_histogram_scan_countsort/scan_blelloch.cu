@@ -173,6 +173,8 @@ void ExclusiveScanBlelloch(const T* d_in, T* d_out, std::size_t n, void* d_temp,
   // snippet-end: ch02-blelloch-levels
 }
 
+// The same instantiation list in every variant file repeats on purpose: one signature per
+// variant, so one test body and one driver run them all.
 /// @cond INSTANTIATIONS
 template std::size_t ExclusiveScanBlellochTempBytes<std::uint32_t>(std::size_t);
 template std::size_t ExclusiveScanBlellochTempBytes<std::int32_t>(std::size_t);
