@@ -3,9 +3,7 @@
 
 - Every row is verified (`yes`) or a reference; none says `no` or `skipped`.
 - Every GPU row is a median of at least --min-reps repetitions. CPU rows (variants starting with
-  `cpu`) may have fewer. Chapter 05's study gives its slowest points (a single product of tens of
-  milliseconds to seconds: the single-block arrangements, naive included) as many reps as fit a
-  time budget; those rows are counted, not failed.
+  `cpu`) may have fewer.
 - `vs_library` of every row equals a library reference row's median (same n and dist) divided by
   its own median, to the CSV's rounding: in chapter 03 the reference is `library:cub`
   (DeviceRadixSort), in chapter 04 `library:cublas`.
@@ -20,7 +18,6 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LIBRARY_REF = {"03_mppsort": "library:cub", "04_matmul_global_vs_shared": "library:cublas"}
-STUDY_PREFIXES = ("grid_", "block_", "empty", "naive")  # one product: 30 ms to seconds
 
 
 def main():
@@ -29,7 +26,7 @@ def main():
     ap.add_argument("--min-reps", type=int, default=10)
     args = ap.parse_args()
     results = pathlib.Path(args.results)
-    problems, notes = [], []
+    problems = []
     for path in sorted(results.glob("[0-9][0-9]_*.csv")):
         rows = list(csv.DictReader(path.open()))
         chapter = path.stem
@@ -40,10 +37,7 @@ def main():
             if r["variant"].startswith("cpu"):
                 continue
             if int(r["reps"]) < args.min_reps:
-                if chapter.startswith("05_") and r["variant"].startswith(STUDY_PREFIXES):
-                    notes.append(f"{where}: {r['reps']} reps (time-budgeted study point)")
-                else:
-                    problems.append(f"{where}: {r['reps']} reps (< {args.min_reps})")
+                problems.append(f"{where}: {r['reps']} reps (< {args.min_reps})")
         ref = LIBRARY_REF.get(chapter)
         if ref:
             for line, r in enumerate(rows, start=2):
@@ -63,8 +57,7 @@ def main():
         problems.append(f"{device}: expected one row with copy_gbps, read_gbps and fp32_gflops")
     for p in problems:
         print(p)
-    print(f"check_results: {len(problems)} problem(s); {len(notes)} time-budgeted study rows "
-          f"with fewer than {args.min_reps} reps")
+    print(f"check_results: {len(problems)} problem(s)")
     return 1 if problems else 0
 
 
