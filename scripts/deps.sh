@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the build dependencies and installs the missing ones where it can (Debian/Ubuntu, as root
-# or with sudo): CMake >= 3.25, Ninja, GoogleTest, and with --docs Doxygen and Graphviz.
+# or with sudo): CMake >= 3.25, Ninja, Python 3, GoogleTest, and with --docs Doxygen and Graphviz.
 # The CUDA Toolkit (nvcc, CCCL, cuBLAS) cannot come from here: without it this script says so.
 # Usage: scripts/deps.sh [--docs]     Exit: 0 ready, 2 something is missing and could not be installed.
 set -euo pipefail
@@ -16,6 +16,7 @@ fi
 missing=()
 command -v cmake >/dev/null 2>&1 || missing+=(cmake)
 command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if [[ ! -f /usr/include/gtest/gtest.h && ! -f /usr/local/include/gtest/gtest.h ]]; then
   missing+=(libgtest-dev)
 fi

@@ -2,6 +2,8 @@
 # The tour (README command 1): installs what is missing, configures, builds every chapter, runs
 # each chapter's executables at their default size and prints one summary table.
 # Without a GPU it builds everything, says that the kernels need an NVIDIA GPU, and exits 77.
+# The table (scripts/tour_table.py) shows each executable's own row; an executable exits 0 only
+# when every row it printed was verified.
 # Exit: 0 every run verified, 1 a run failed verification or errored, 2 set-up failed, 77 no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +40,9 @@ echo
 
 status=0
 summary="$log_dir/summary.csv"
-: >"$summary"
+rows="$log_dir/rows.csv"
+: >"$rows"
+header=""
 for exe in "${exes[@]}"; do
   name=$(basename "$exe")
   variant=${name#ch[0-9][0-9]_}
@@ -48,25 +52,23 @@ for exe in "${exes[@]}"; do
   rc=$?
   set -e
   echo " exit $rc" >&2
+  [[ -z "$header" ]] && header=$(head -n1 "$log_dir/$name.csv")
   # This executable's own row (variant = its name without chNN_), else its first row.
   row=$(awk -F, -v v="$variant" 'NR > 1 && $2 == v { print; exit }' "$log_dir/$name.csv")
   [[ -z "$row" ]] && row=$(awk 'NR == 2 { print; exit }' "$log_dir/$name.csv")
-  if [[ -z "$row" ]]; then
-    row="?,$variant,,,,,,,,,,,,,error"
-  fi
-  echo "$name,$rc,$row" >>"$summary"
+  echo "$name,$rc,${row:-?,$variant}" >>"$rows"
   (( rc != 0 )) && status=1
 done
+# The report's header names the columns; tour_table.py picks them by name (a row that is missing,
+# from a run that failed early, is padded with empty fields and shows its exit code).
+columns=$(awk -F, '{ print NF }' <<<"$header")
+{
+  echo "executable,exit,$header"
+  awk -F, -v n="$(( columns + 2 ))" 'BEGIN { OFS = "," } { $n = $n; print }' "$rows"
+} >"$summary"
 
 echo
-awk -F, 'BEGIN {
-    printf "%-28s %-24s %12s %10s %18s %7s %8s %8s %7s %-9s %4s\n", "executable", "variant", "n",
-           "median ms", "throughput", "% peak", "x cpu", "x naive", "vs lib", "verified", "exit"
-  }
-  {
-    printf "%-28s %-24s %12s %10s %18s %7s %8s %8s %7s %-9s %4s\n", $1, $4, $5, $8,
-           $11 " " $12, $13, $14, $15, $16, $17, $2
-  }' "$summary"
+python3 scripts/tour_table.py "$summary"
 echo
 if (( status == 0 )); then
   echo "tour: every run verified. Logs and CSV in $log_dir/."
