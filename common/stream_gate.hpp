@@ -23,9 +23,12 @@
  * Work queued behind a closed gate must not wait for the host (no `cudaStreamSynchronize`, no
  * blocking copy): the host would wait for the gate and the gate for the host. The gate kernel
  * gives up after `kTimeoutSeconds` and `TimedOut()` reports it, so a mistake ends in an error
- * message rather than a hang. Under compute-sanitizer every launch and copy is instrumented and
- * queuing a rep can itself take seconds: the environment variable `STAGED_GATE_TIMEOUT_S` sets
- * a longer timeout (the GPU suite sets it for its sanitizer runs).
+ * message rather than a hang. The environment variable `STAGED_GATE_TIMEOUT_S` sets another
+ * timeout in seconds; `STAGED_GATE_TIMEOUT_S=0` turns the gate off (`Close` queues nothing, so
+ * timings include the host's share). The GPU suite turns it off for its compute-sanitizer runs,
+ * which check correctness, not time: there every launch and copy is instrumented, queuing a rep
+ * can take seconds, and a tool that waits for the stream inside an API call would wait for the
+ * gate until its timeout.
  */
 #pragma once
 
@@ -46,7 +49,8 @@ class StreamGate {
   StreamGate(const StreamGate&) = delete;
   StreamGate& operator=(const StreamGate&) = delete;
 
-  /// Queues the gate kernel on @p stream; work queued after it waits until `Open()`.
+  /// Queues the gate kernel on @p stream; work queued after it waits until `Open()`. Queues
+  /// nothing when `STAGED_GATE_TIMEOUT_S=0` turned the gate off.
   void Close(cudaStream_t stream);
   /// Lets the gate kernel finish. Safe to call when the gate is already open.
   void Open() noexcept;
@@ -56,6 +60,7 @@ class StreamGate {
 
  private:
   double timeout_s_ = kTimeoutSeconds;  // kTimeoutSeconds or STAGED_GATE_TIMEOUT_S
+  bool off_ = false;                    // STAGED_GATE_TIMEOUT_S=0: Close() queues nothing
   volatile int* open_ = nullptr;        // host-mapped: set by the host to release the kernel
   volatile int* timed_out_ = nullptr;   // host-mapped: set by the kernel when it gave up
 };

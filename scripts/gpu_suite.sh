@@ -12,7 +12,8 @@
 #        a list also limits the build to those chapters and what they need; none = foundation)
 # Environment: ARCH (CUDA architectures, default 90), BUILD_DIR (default build-gpu),
 #              STAGED_CTEST_JOBS (parallel tests, default 8), STAGED_SANITIZE_JOBS (parallel
-#              sanitizer runs, default 8),
+#              sanitizer runs, default 8), STAGED_SANITIZE_TIMEOUT_S (limit of one sanitizer
+#              run, default 300; a run past it counts as a failure, "timeout"),
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
@@ -95,8 +96,10 @@ fi
 # --- compute-sanitizer ------------------------------------------------------------------------
 sanitize_one() {  # tool chapter index exe args...
   local tool=$1 chapter=$2 idx=$3; shift 3
-  # Instrumented launches and copies are slow to queue: give the timer's stream gate time.
-  local vars=(STAGED_SKIP_PEAKS=1 STAGED_GATE_TIMEOUT_S=600)
+  # The sanitizers check correctness, not time: the timer's stream gate is off (instrumented
+  # launches are slow to queue, and a tool that waits for the stream would wait for the gate).
+  local vars=(STAGED_SKIP_PEAKS=1 STAGED_GATE_TIMEOUT_S=0)
+  local limit=(timeout --kill-after=10 "${STAGED_SANITIZE_TIMEOUT_S:-300}")
   while [[ "$1" =~ ^[A-Z_][A-Z0-9_]*= ]]; do vars+=("$1"); shift; done  # VAR=value prefixes
   local exe=$1; shift
   local log="$out/logs/sanitize_${chapter}_${idx}_${tool}.log"
@@ -105,10 +108,10 @@ sanitize_one() {  # tool chapter index exe args...
     if [[ "$1" == "<" ]]; then input="$root/$2"; shift 2; else args+=("$1"); shift; fi
   done
   if [[ "$exe" == */* ]]; then  # a test binary, relative to the build dir: run as listed
-    env "${vars[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    env "${vars[@]}" "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
       --print-limit 20 "$root/$build/$exe" "${args[@]}" <"$input" >"$log" 2>&1
   else
-    env "${vars[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
+    env "${vars[@]}" "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
       --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
       <"$input" >"$log" 2>&1
   fi
@@ -142,11 +145,16 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
       done
     done <"$args_file"
   done
+  # One tool at a time across all chapters (initcheck, the slowest, last), so a slow tool cannot
+  # hold every slot while other chapters wait.
+  awk '{ print index("memcheck synccheck racecheck initcheck", $1) "\t" $0 }' "$jobs_file" \
+    | sort -s -n -k1,1 | cut -f2- >"$jobs_file.sorted" && mv "$jobs_file.sorted" "$jobs_file"
   xargs -P "${STAGED_SANITIZE_JOBS:-8}" -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
   for ch in common "${chapters[@]}"; do
     total=$(awk -v c="$ch" '$3 == c' "$out/logs/sanitize_results.txt" | wc -l)
     (( total == 0 )) && { note "sanitize $ch" "no sanitize.args"; continue; }
-    bad=$(awk -v c="$ch" '$3 == c && $1 != 0 { print $2 "#" $4 "(exit " $1 ")" }' \
+    bad=$(awk -v c="$ch" '$3 == c && $1 != 0 {
+            print $2 "#" $4 ($1 == 124 || $1 == 137 ? "(timeout)" : "(exit " $1 ")") }' \
             "$out/logs/sanitize_results.txt" | sort | tr '\n' ' ')
     if [[ -n "$bad" ]]; then
       failures=$((failures + 1))

@@ -103,6 +103,7 @@ TEST_F(GpuResources, EmptyLaunchUnderTheTimerCostsAFewMicroseconds) {
 TEST_F(GpuResources, GateKeepsHostTimeOutOfTheTimedRegion) {
   // The work spends 2 ms on the host before its (tiny) launch. Gated, the GPU starts the clock
   // only when everything is queued, so the host's 2 ms are not counted; ungated, they are.
+  unsetenv("STAGED_GATE_TIMEOUT_S");  // this test is about the gate itself
   Stream s;
   auto work = [](cudaStream_t st) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -116,6 +117,7 @@ TEST_F(GpuResources, GateKeepsHostTimeOutOfTheTimedRegion) {
 }
 
 TEST_F(GpuResources, GatedWorkThatWaitsForTheHostIsAnError) {
+  unsetenv("STAGED_GATE_TIMEOUT_S");  // the default timeout (2 s)
   Stream s;
   EXPECT_THROW(TimeGpu(
                    TimingOptions{0, 1, false, true},
@@ -129,6 +131,23 @@ TEST_F(GpuResources, GatedWorkThatWaitsForTheHostIsAnError) {
   EmptyTestKernel<<<1, 32, 0, s.get()>>>();
   CUDA_CHECK_LAST_LAUNCH();
   s.Synchronize();
+}
+
+TEST_F(GpuResources, GateTimeoutZeroTurnsTheGateOff) {
+  // The sanitizer runs' setting: Close() queues nothing, so work that waits for its stream runs
+  // (behind a closed gate it would time out, as the test above shows) and the host's time counts.
+  setenv("STAGED_GATE_TIMEOUT_S", "0", 1);
+  Stream s;
+  auto work = [](cudaStream_t st) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EmptyTestKernel<<<1, 32, 0, st>>>();
+    CUDA_CHECK_LAST_LAUNCH();
+    CUDA_CHECK(cudaStreamSynchronize(st));
+  };
+  TimingStats t;
+  EXPECT_NO_THROW(t = TimeGpu(TimingOptions{0, 3, false, true}, work, s.get()));
+  unsetenv("STAGED_GATE_TIMEOUT_S");
+  EXPECT_GT(t.median_ms, 1.5) << "with the gate off the host's 2 ms are inside the timed region";
 }
 
 TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
