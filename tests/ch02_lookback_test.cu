@@ -1,9 +1,9 @@
 /// @file ch02_lookback_test.cu
-/// @brief Chapter 02 look-back scan, host side and occupancy: the swizzled shared-memory layout
-///        (conflict-free for 4 and 8 vectors per thread), the status words, the look-back
+/// @brief Chapter 02 look-back scan, host side (no GPU needed): the swizzled shared-memory
+///        layout (conflict-free for 4 and 8 vectors per thread), the status words, the look-back
 ///        window's lane mask, the two contrasting shapes (one change each), tile counts and
-///        scratch sizes of the chapter's scan and its contrasts (scan_lookback_variants.hpp);
-///        on a GPU, the blocks per SM each reaches. The scans themselves are checked in
+///        scratch sizes of the chapter's scan and its contrasts (scan_lookback_variants.hpp).
+///        The blocks per SM each reaches on a GPU and the scans themselves are checked in
 ///        ch02_scan_test.cu.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,6 @@
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
-#include "common/cuda_check.hpp"
 #include "gpu_test.hpp"
 
 namespace ch02 {
@@ -184,31 +183,6 @@ TEST(ScanScratch, SizesCoverEveryTileAndLead) {
             optimized::ExclusiveScanTempBytes<std::uint32_t>(1ul << 28));
   EXPECT_EQ(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1024), 0u);
   EXPECT_GT(optimized::ExclusiveScanBlellochTempBytes<std::uint32_t>(1025), 0u);
-}
-
-// ---------------------------------------------------------------------------------------------
-// GPU: occupancy.
-
-// Every variant reaches the occupancy it is compiled for on a GPU with the registers and the
-// shared memory of an sm_90 SM (64 Ki registers, 228 KiB): the scan's speed rests on the bytes
-// its tiles hold per SM (scan_lookback.cuh), and the shared-memory carveout is only a hint.
-TEST(ScanOccupancy, VariantsReachTheirBlocksPerSm) {
-  STAGED_REQUIRE_GPU();
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  int smem_per_sm = 0;
-  int regs_per_sm = 0;
-  CUDA_CHECK(
-      cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
-  CUDA_CHECK(
-      cudaDeviceGetAttribute(&regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, device));
-  const bool sm90_sized = smem_per_sm >= 228 * 1024 && regs_per_sm >= 65536;
-  for (const lookback::Variant& v : lookback::Variants()) {
-    const int blocks = v.resident_blocks();
-    EXPECT_GE(blocks, 1) << v.row;
-    if (sm90_sized) EXPECT_GE(blocks, v.min_blocks_per_sm) << v.row << ": " << v.describe();
-  }
-  EXPECT_EQ(lookback::Variants().back().min_blocks_per_sm, lookback::Shape::kMinBlocksPerSm);
 }
 
 }  // namespace

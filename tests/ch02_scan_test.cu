@@ -456,5 +456,30 @@ TEST(ScanGraph, CapturedLookbackReplaysWithFreshScratch) {
   CUDA_CHECK(cudaGraphDestroy(graph));
 }
 
+// ---------------------------------------------------------------------------------------------
+// GPU: occupancy of the look-back variants (their layout is checked in ch02_lookback_test.cu).
+
+// Every variant reaches the occupancy it is compiled for on a GPU with the registers and the
+// shared memory of an sm_90 SM (64 Ki registers, 228 KiB): the scan's speed rests on the bytes
+// its tiles hold per SM (scan_lookback.cuh), and the shared-memory carveout is only a hint.
+TEST(ScanOccupancy, VariantsReachTheirBlocksPerSm) {
+  STAGED_REQUIRE_GPU();
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  int smem_per_sm = 0;
+  int regs_per_sm = 0;
+  CUDA_CHECK(
+      cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  CUDA_CHECK(
+      cudaDeviceGetAttribute(&regs_per_sm, cudaDevAttrMaxRegistersPerMultiprocessor, device));
+  const bool sm90_sized = smem_per_sm >= 228 * 1024 && regs_per_sm >= 65536;
+  for (const lookback::Variant& v : lookback::Variants()) {
+    const int blocks = v.resident_blocks();
+    EXPECT_GE(blocks, 1) << v.row;
+    if (sm90_sized) EXPECT_GE(blocks, v.min_blocks_per_sm) << v.row << ": " << v.describe();
+  }
+  EXPECT_EQ(lookback::Variants().back().min_blocks_per_sm, lookback::Shape::kMinBlocksPerSm);
+}
+
 }  // namespace
 }  // namespace ch02

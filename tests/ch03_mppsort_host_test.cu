@@ -1,0 +1,214 @@
+/// @file ch03_mppsort_host_test.cu
+/// @brief Chapter 03 host tests (no GPU needed): the bucket arithmetic, the level planning and
+///        workspace capacities, the CPU references, the adversarial inputs and the bucket
+///        sorter's argument check.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/steps.cuh"
+#include "common/errors.hpp"
+#include "common/generate.hpp"
+#include "gpu_test.hpp"
+
+namespace ch03 {
+namespace {
+
+using optimized::BucketSorter;
+using staged::Distribution;
+using staged::testing::kTestSeed;
+
+TEST(BucketMath, FullRangeDoesNotOverflow) {
+  const std::uint64_t scale = BucketScale(0, 0xFFFFFFFFu, 2048);
+  EXPECT_EQ(ArithmeticBucket(0, 0, scale), 0u);
+  EXPECT_EQ(ArithmeticBucket(0xFFFFFFFFu, 0, scale), 2047u);
+  EXPECT_EQ(BucketLimit(0, 0xFFFFFFFFu, 1024, 1024), 0x100000000ull);
+  EXPECT_EQ(cpu::TableBucket(0xFFFFFFFFu, 0, 0xFFFFFFFFu, 1024), 1023u);
+  EXPECT_EQ(cpu::TableBucket(0, 0, 0xFFFFFFFFu, 1024), 0u);
+}
+
+TEST(BucketMath, EqualMinMaxGivesBucketZero) {
+  EXPECT_EQ(ArithmeticBucket(77, 77, BucketScale(77, 77, 2048)), 0u);
+  EXPECT_LT(cpu::TableBucket(77, 77, 77, 1024), 1024u);
+}
+
+TEST(BucketMath, ArithmeticBucketIsMonotoneAndInRange) {
+  const std::vector<std::uint32_t> keys =
+      staged::Generate<std::uint32_t>(20000, Distribution::kUniform, kTestSeed);
+  for (std::uint32_t h : {1u, 2u, 3u, 64u, 1199u, 2048u}) {
+    for (std::uint32_t i = 0; i + 1 < keys.size(); i += 2) {
+      const std::uint32_t lo = std::min(keys[i], keys[i + 1]);
+      const std::uint32_t hi = std::max(keys[i], keys[i + 1]);
+      const std::uint64_t scale = BucketScale(lo, hi, h);
+      ASSERT_EQ(ArithmeticBucket(lo, lo, scale), 0u);
+      ASSERT_LT(ArithmeticBucket(hi, lo, scale), h) << "seed " << kTestSeed;
+      if (h >= 2 && hi > lo) ASSERT_GE(ArithmeticBucket(hi, lo, scale), 1u) << "range must split";
+    }
+  }
+}
+
+TEST(BucketMath, NarrowRangeGivesEveryValueItsOwnBucket) {
+  // R <= h: the multiplier is >= 2^32, so distinct keys land in distinct buckets (this is what
+  // ends the recursion on few distinct values).
+  for (std::uint32_t range : {2u, 3u, 64u}) {
+    const std::uint64_t scale = BucketScale(1000, 1000 + range - 1, 64);
+    for (std::uint32_t k = 1; k < range; ++k) {
+      EXPECT_GT(ArithmeticBucket(1000 + k, 1000, scale), ArithmeticBucket(999 + k, 1000, scale));
+    }
+  }
+}
+
+TEST(Planning, FirstLevelPicksTheSmallestTileThatHoldsN) {
+  using optimized::PlanFirstLevel;
+  const auto radix = BucketSorter::kRadix, bitonic = BucketSorter::kBitonic;
+  EXPECT_EQ(PlanFirstLevel(1, radix).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(1, radix).buckets, 1u);
+  EXPECT_EQ(PlanFirstLevel(1u << 20, radix).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(1u << 20, radix).buckets, 284u);  // ceil(2^20 / 3700)
+  // Up to 4096 buckets of 3700 keys (15.2M keys) sort in one level on the 4096-key tile.
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).buckets, 2268u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).buckets, 2268u);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700, bitonic).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700, bitonic).buckets, optimized::kMaxBuckets);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700 + 1, bitonic).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(4096u * 3700 + 1, bitonic).buckets, 2166u);  // ceil(n / 7000)
+  EXPECT_EQ(PlanFirstLevel(16u << 20, bitonic).buckets, 2397u);
+  // 64M keys: the radix sorter's large tile holds them in one level of 1891 buckets; the
+  // bitonic sorter's buckets all go on to level 1, 2048 of them.
+  EXPECT_EQ(PlanFirstLevel(64u << 20, radix).tile.keys, 36864u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, radix).buckets, 1891u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).buckets, optimized::kMaxDeeperBuckets);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, radix).buckets, optimized::kMaxDeeperBuckets);
+  const optimized::FirstLevelPlan p = PlanFirstLevel(100003, radix);
+  EXPECT_EQ(p.chunks, (100003 + optimized::kChunk - 1) / optimized::kChunk);
+  EXPECT_EQ(p.matrix, std::uint64_t{p.buckets} * p.chunks);
+}
+
+TEST(Planning, TargetsLeaveRoomForPoissonSpread) {
+  for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+    int count = 0;
+    const optimized::TileShape* tiles = optimized::TilesOf(s, count);
+    for (int i = 0; i < count; ++i) {
+      const double spread = std::sqrt(static_cast<double>(tiles[i].target));
+      EXPECT_GE(tiles[i].keys, tiles[i].target + 6.5 * spread) << "tile " << tiles[i].keys;
+      if (i > 0) EXPECT_GT(tiles[i].keys, tiles[i - 1].keys);
+    }
+    // Deeper levels: the bitonic sorter's cheapest tile per key, the radix sorter's largest.
+    EXPECT_EQ(optimized::DeeperTile(s).keys,
+              s == BucketSorter::kBitonic ? tiles[0].keys : tiles[count - 1].keys);
+  }
+}
+
+TEST(Planning, CapacitiesCoverLevelZeroAndDeeperLevels) {
+  for (std::uint64_t n : {1ull, 4097ull, 1ull << 20, 64ull << 20, 0xFFFFFFFFull}) {
+    for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+      const std::uint64_t cap = optimized::MatrixCapacity(n, s);
+      EXPECT_GE(cap, optimized::PlanFirstLevel(n, s).matrix);
+      EXPECT_GE(cap, n / 8 + n / 32);
+      EXPECT_LT(cap, std::uint64_t{1} << 32) << "matrix offsets are 32-bit";
+      // Every span holds more keys than the smallest tile.
+      EXPECT_GE(optimized::SpanCapacity(n, s) * 4097, n);
+    }
+  }
+}
+
+TEST(Planning, CapacityCoversLevelZeroOfEverySmallerN) {
+  // A workspace sized for `cap` keys serves every n <= cap without reallocating; level 0's
+  // matrix is not monotone in n where the tile changes (4096 buckets of the small tile just
+  // below 15.2M keys, 2397 of the next at 16M), which an earlier sizing missed.
+  for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+    int count = 0;
+    const optimized::TileShape* tiles = optimized::TilesOf(s, count);
+    std::vector<std::uint64_t> caps = {16u << 20, 64u << 20, 256u << 20};
+    for (int i = 0; i < count; ++i) {
+      const std::uint64_t bound = std::uint64_t{optimized::kMaxBuckets} * tiles[i].target;
+      caps.insert(caps.end(), {bound - 1, bound, bound + 1, 2 * bound});
+    }
+    for (const std::uint64_t cap : caps) {
+      const std::uint64_t capacity = optimized::MatrixCapacity(cap, s);
+      std::vector<std::uint64_t> sizes = {1, cap};
+      for (std::uint64_t k = 1; k < 2000; ++k) sizes.push_back(cap * k / 2000 + 1);
+      for (int i = 0; i < count; ++i) {
+        const std::uint64_t bound = std::uint64_t{optimized::kMaxBuckets} * tiles[i].target;
+        if (bound <= cap) sizes.insert(sizes.end(), {bound - 1, bound});
+      }
+      for (const std::uint64_t n : sizes) {
+        ASSERT_LE(optimized::PlanFirstLevel(n, s).matrix, capacity) << "cap " << cap << " n " << n;
+      }
+    }
+  }
+}
+
+TEST(CpuReference, RadixSortMatchesStdSort) {
+  for (Distribution d : staged::AllDistributions()) {
+    for (std::size_t n : {0u, 1u, 2u, 255u, 257u, 100003u}) {
+      std::vector<std::uint32_t> keys = staged::Generate<std::uint32_t>(n, d, kTestSeed);
+      if (n > 2) {
+        keys[n / 2] = 0;
+        keys[n / 3] = 0xFFFFFFFFu;
+      }
+      std::vector<std::uint32_t> want = keys;
+      std::sort(want.begin(), want.end());
+      ASSERT_EQ(cpu::RadixSort(keys), want)
+          << staged::DistributionName(d) << " n " << n << " seed " << kTestSeed;
+    }
+  }
+  // Keys that differ in one digit only: the other three passes are skipped.
+  const std::vector<std::uint32_t> one_digit = {0x12340056u, 0x12340012u, 0x123400FFu, 0x12340000u};
+  EXPECT_EQ(cpu::RadixSort(one_digit),
+            (std::vector<std::uint32_t>{0x12340000u, 0x12340012u, 0x12340056u, 0x123400FFu}));
+}
+
+TEST(CpuReference, ScansAndVerticalScan) {
+  EXPECT_EQ(cpu::ExclusiveScan({3, 1, 4, 1, 5}), (std::vector<std::uint32_t>{0, 3, 4, 8, 9}));
+  // 3 rows x 2 columns, row-major.
+  EXPECT_EQ(cpu::VerticalScan({1, 2, 3, 4, 5, 6}, 3, 2),
+            (std::vector<std::uint32_t>{0, 0, 1, 2, 4, 6}));
+}
+
+TEST(CpuReference, NaiveRowsCoverInput) {
+  for (std::size_t n : {1u, 1023u, 1025u, 5000000u}) {
+    const std::uint32_t rows = naive::Rows(n);
+    EXPECT_GE(std::uint64_t{rows} * naive::Chunk(n), n);
+    EXPECT_LE(rows, naive::kMaxRows);
+  }
+}
+
+TEST(Adversaries, ParseAndShape) {
+  for (Adversary a :
+       {Adversary::kNone, Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
+    EXPECT_EQ(ParseAdversary(AdversaryName(a)), a);
+  }
+  EXPECT_THROW(ParseAdversary("zipf"), staged::UsageError);
+  const std::size_t n = 100000;
+  const std::vector<std::uint32_t> powers = AdversarialKeys(n, Adversary::kPowers, kTestSeed);
+  for (std::uint32_t k : powers) ASSERT_EQ(k & (k - 1), 0u) << k << " is not 0 or 2^k";
+  EXPECT_GT(std::count(powers.begin(), powers.end(), 0u), 2000);
+  EXPECT_GT(std::count(powers.begin(), powers.end(), 0x80000000u), 2000);
+  const std::vector<std::uint32_t> spike = AdversarialKeys(n, Adversary::kSpike, kTestSeed);
+  EXPECT_GT(std::count(spike.begin(), spike.end(), 0x5EED1234u), 99700);
+  EXPECT_LT(std::count(spike.begin(), spike.end(), 0x5EED1234u), 100000);
+  const std::vector<std::uint32_t> outlier = AdversarialKeys(n, Adversary::kOutlier, kTestSeed);
+  EXPECT_EQ(std::count(outlier.begin(), outlier.end(), 0xFFFFFFFFu), 1);
+  for (std::uint32_t k : outlier) ASSERT_TRUE(k == 0xFFFFFFFFu || (k >= 1000 && k < 2024));
+  EXPECT_EQ(AdversarialKeys(n, Adversary::kSpike, kTestSeed), spike) << "not reproducible";
+}
+
+TEST(Planning, SortBucketsRejectsUnknownTiles) {
+  const optimized::Level lv{nullptr, nullptr, false};
+  const optimized::Buffers b{nullptr, nullptr, nullptr};
+  EXPECT_THROW(
+      optimized::SortBuckets(lv, b, nullptr, {}, BucketSorter::kBitonic, 36864, 1, nullptr),
+      std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ch03
