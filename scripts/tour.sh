@@ -68,7 +68,11 @@ columns=$(awk -F, '{ print NF }' <<<"$header")
 } >"$summary"
 
 echo
-python3 scripts/tour_table.py "$summary"
+if [[ -n "$header" ]]; then
+  python3 scripts/tour_table.py "$summary"
+else
+  echo "tour: no executable printed a report (see $log_dir/<executable>.err)."
+fi
 echo
 if (( status == 0 )); then
   echo "tour: every run verified. Logs and CSV in $log_dir/."
