@@ -91,7 +91,7 @@ def self_test():
 
 def main(argv):
     if len(argv) != 2:
-        print(__doc__.strip().splitlines()[-3], file=sys.stderr)
+        print("usage: tour_table.py SUMMARY.csv | --self-test", file=sys.stderr)
         return 2
     if argv[1] == "--self-test":
         return self_test()
