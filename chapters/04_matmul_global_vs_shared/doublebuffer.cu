@@ -1,7 +1,7 @@
 /**
  * @file doublebuffer.cu
- * @brief Stages 4 and 5 (double buffering, then warp tiling), and the same kernel with the
- *        smaller tiles and K ranges that stage 6 (splitk.cu) launches.
+ * @brief Stages 4 and 5 (double buffering, then warp tiling), and the same kernel over the K
+ *        ranges of stage 6's 128×128 tiles (splitk.cu; its smaller tiles are in pipeline.cu).
  *
  * Changes relative to stage 3 (vectorized.cu):
  * 1. `doublebuffer`: two shared buffers; the next tile's global loads are issued before the
@@ -11,17 +11,8 @@
  *    fragment reads touch 64 + 128 contiguous bytes (one shared wavefront each);
  *    `__launch_bounds__(256, 2)` keeps two blocks per SM; blocks walk C in groups of 8 tile
  *    rows so the A and B panels in flight stay in L2.
- * 3. For stage 6, the block tile is a template parameter (128 or 64 on each side, 8×8 outputs
- *    per thread whatever the tile, so 256, 128 or 64 threads) and blockIdx.y selects a range of
- *    K whose partial product goes to its own slice of a workspace. The smaller tiles are capped
- *    at 128 registers so that 16 warps share an SM as with 128×128 (4 or 8 blocks).
- * 4. The smaller tiles also prefetch into L2 the tile kPrefetchTiles ahead. At 128 registers a
- *    thread of those tiles has no room to hold the next tile (12 or 16 floats) through the
- *    FFMAs, so the compiler may issue its loads just before the shared stores, where they wait
- *    the whole memory latency; the shapes that take these tiles (64×4096×4096, 4096×64×4096)
- *    stream their large operand from DRAM, each element read by one block only. A prefetch
- *    holds no register, so several tiles per block are on their way to L2 and the late loads
- *    hit L2 instead of DRAM.
+ * 3. For stage 6, blockIdx.y selects a range of K whose partial product goes to its own slice
+ *    of a workspace.
  */
 #include <stdexcept>
 
@@ -32,35 +23,26 @@
 
 namespace ch04::optimized::detail {
 
-/// Blocks per SM that each tile's __launch_bounds__ asks for: stage 4 leaves the register
+/// Blocks per SM that each stage's __launch_bounds__ asks for: stage 4 leaves the register
 /// count to the compiler (it settles at or under 128, two blocks per SM anyway), stage 5 asks
-/// for two explicitly; the 128- and 64-thread tiles of stage 6 ask for kSplitKWarpsPerSm warps
-/// per SM (at most 128 registers per thread), the residency PlanSplitK assumes.
+/// for two explicitly.
 // snippet-begin: ch04-launch-bounds
-template <int kThreads, bool kWarpTiling>
-constexpr int kMinBlocks = kWarpTiling ? 2
-                                       : (kThreads == 256 ? 1 : kSplitKWarpsPerSm * 32 / kThreads);
+template <bool kWarpTiling>
+constexpr int kMinBlocks = kWarpTiling ? 2 : 1;
 // snippet-end: ch04-launch-bounds
 
-/// How many tiles ahead of the one being multiplied the 128- and 64-thread tiles prefetch into
-/// L2: the prefetch of tile t + 4 has three k-tiles (several times DRAM's latency) to arrive
-/// before the loads of tile t + 4 are issued at the end of k-tile t + 3. The lines in flight
-/// stay small next to L2 (4 tiles of every resident block: a few MB on a full GPU).
-constexpr int kPrefetchTiles = 4;
-
 /**
- * @brief Stages 4, 5 and 6: a kBm×kBn tile of C (8×8 outputs per thread), two shared buffers so
- *        the global loads of tile t+1 are in flight while tile t is multiplied, one barrier per
- *        tile; block (x, y) sums the y-th range of K.
+ * @brief Stages 4, 5 and 6 (its 128×128 tile): a kBm×kBn tile of C (8×8 outputs per thread),
+ *        two shared buffers so the global loads of tile t+1 are in flight while tile t is
+ *        multiplied, one barrier per tile; block (x, y) sums the y-th range of K.
  *
  * Without warp tiling, thread t computes rows 4·(t / (kBn/8)) + {0, kBm/2} + 0..3 and columns
  * 4·(t % (kBn/8)) + {0, kBn/2} + 0..3 (stage 3's layout). With warp tiling (128×128 only),
  * warp w owns the 32×64 region at rows 32·(w/2), columns 64·(w%2); lane l computes rows
  * 4·(l/8) + {0, 16} + 0..3 and columns 4·(l%8) + {0, 32} + 0..3 of it, so a warp's float4
- * fragment reads cover 64 contiguous bytes of A and 128 of B (one wavefront each). The 128- and
- * 64-thread tiles also prefetch into L2 the tile kPrefetchTiles ahead of the one multiplied.
- * @tparam kBm rows of C per block (64 or 128)
- * @tparam kBn columns of C per block (64 or 128)
+ * fragment reads cover 64 contiguous bytes of A and 128 of B (one wavefront each).
+ * @tparam kBm rows of C per block (128)
+ * @tparam kBn columns of C per block (128)
  * @tparam kVecA rows of A are 16-byte aligned (K % 4 == 0)
  * @tparam kVecN rows of B are 16-byte aligned (N % 4 == 0)
  * @tparam kChecked false when M, N are multiples of the tile and K of 8 (no bounds checks)
@@ -80,11 +62,11 @@ constexpr int kPrefetchTiles = 4;
  *      multiple of 8; a, b, out do not alias; alignment as the flags say.
  */
 template <int kBm, int kBn, bool kVecA, bool kVecN, bool kChecked, bool kWarpTiling>
-__global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWarpTiling>))
+__global__ void __launch_bounds__(kBm* kBn / 64, kMinBlocks<kWarpTiling>)
     MatmulDoubleBufferKernel(const float* __restrict__ a, const float* __restrict__ b,
                              float* __restrict__ out, int m, int n, int k, SplitOutput split) {
   constexpr int kThreads = kBm * kBn / 64;
-  static_assert(!kWarpTiling || (kBm == 128 && kBn == 128), "warp tiles assume 128×128");
+  static_assert(kBm == 128 && kBn == 128, "stage 6's smaller tiles are pipeline.cu's kernel");
   __shared__ __align__(16) float a_tile[2][kBk][kBm + kPadA];
   __shared__ __align__(16) float b_tile[2][kBk][kBn];
   const TileCoord tile = BlockTile<kWarpTiling>((m + kBm - 1) / kBm, (n + kBn - 1) / kBn);
@@ -110,17 +92,6 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
     col0 = (threadIdx.x % (kBn / 8)) * 4;
   }
   // snippet-end: ch04-thread-mapping
-  // Only the smaller tiles prefetch (see the file comment); the 128×128 instance keeps its
-  // next tile in registers through the FFMAs and is stage 4 itself.
-  // snippet-begin: ch04-prefetch-lambda
-  constexpr bool kPrefetchL2 = kThreads < 256;
-  const auto prefetch = [&](int k_tile) {
-    if (k_tile < k_end) {  // uniform per block; never past this split's range
-      PrefetchTileL2<kBm, kBk, kThreads, kChecked>(a, k, m, m0, k_tile);
-      PrefetchTileL2<kBk, kBn, kThreads, kChecked>(b, n, k, k_tile, n0);
-    }
-  };
-  // snippet-end: ch04-prefetch-lambda
   // snippet-begin: ch04-doublebuffer-loop
   float acc[8][8] = {};
   TileRegs<kBm, kBk, kThreads> a_regs;
@@ -130,11 +101,6 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
   LoadTile<kBk, kBn, kThreads, kVecN, kChecked>(b, n, k, k_begin, n0, b_regs);
   StoreTransposed<kBm, kThreads>(a_tile[0], a_regs);
   StoreDirect<kBn, kThreads>(b_tile[0], b_regs);
-  if constexpr (kPrefetchL2) {
-    // Tiles 1 .. kPrefetchTiles-1 start towards L2 now; the loop asks for the rest in turn.
-#pragma unroll
-    for (int d = 1; d < kPrefetchTiles; ++d) prefetch(k_begin + d * kBk);
-  }
   __syncthreads();  // buffer 0 complete before the first multiply
   int buf = 0;
   for (int k0 = k_begin; k0 < k_end; k0 += kBk) {
@@ -144,7 +110,6 @@ __global__ void __launch_bounds__(kBm* kBn / 64, (kMinBlocks<kBm * kBn / 64, kWa
       LoadTile<kBm, kBk, kThreads, kVecA, kChecked>(a, k, m, m0, k0 + kBk, a_regs);
       LoadTile<kBk, kBn, kThreads, kVecN, kChecked>(b, n, k, k0 + kBk, n0, b_regs);
     }
-    if constexpr (kPrefetchL2) prefetch(k0 + kPrefetchTiles * kBk);
 #pragma unroll
     for (int p = 0; p < kBk; ++p) {
       float a_frag[8], b_frag[8];
@@ -187,30 +152,15 @@ void LaunchTile(const Problem& p, const SplitOutput& out, cudaStream_t stream) {
 
 }  // namespace
 
-void LaunchDoubleBufferTiles(const Problem& p, int tile_m, int tile_n, const SplitOutput& out,
-                             cudaStream_t stream) {
-  if (tile_m == 128 && tile_n == 128) {
-    LaunchTile<128, 128, false>(p, out, stream);
-  } else if (tile_m == 128) {
-    LaunchTile<128, 64, false>(p, out, stream);
-  } else if (tile_n == 128) {
-    LaunchTile<64, 128, false>(p, out, stream);
-  } else {
-    LaunchTile<64, 64, false>(p, out, stream);
-  }
+void LaunchDoubleBufferSplits(const Problem& p, const SplitOutput& out, cudaStream_t stream) {
+  LaunchTile<128, 128, false>(p, out, stream);
 }
 
-namespace {
-
-/// Blocks of the whole-tile, aligned instance for tile kBm×kBn that one SM holds.
-template <int kBm, int kBn>
-int ResidentBlocksOf() {
+int ResidentDoubleBufferBlocks() {
   return staged::BlocksPerSm(
-      reinterpret_cast<const void*>(MatmulDoubleBufferKernel<kBm, kBn, true, true, false, false>),
-      kBm * kBn / 64, 0);
+      reinterpret_cast<const void*>(MatmulDoubleBufferKernel<128, 128, true, true, false, false>),
+      256, 0);
 }
-
-}  // namespace
 
 void LaunchDoubleBuffer(const Problem& p, bool warp_tiling, cudaStream_t stream) {
   // One split covering all of K, written straight to C.
@@ -227,10 +177,10 @@ void LaunchDoubleBuffer(const Problem& p, bool warp_tiling, cudaStream_t stream)
 namespace ch04::optimized {
 
 int ResidentTileBlocks(int tile_m, int tile_n) {
-  if (tile_m == 128 && tile_n == 128) return detail::ResidentBlocksOf<128, 128>();
-  if (tile_m == 128 && tile_n == 64) return detail::ResidentBlocksOf<128, 64>();
-  if (tile_m == 64 && tile_n == 128) return detail::ResidentBlocksOf<64, 128>();
-  if (tile_m == 64 && tile_n == 64) return detail::ResidentBlocksOf<64, 64>();
+  if (tile_m == 128 && tile_n == 128) return detail::ResidentDoubleBufferBlocks();
+  if ((tile_m == 128 || tile_m == 64) && (tile_n == 128 || tile_n == 64)) {
+    return detail::ResidentPipelineBlocks(tile_m, tile_n);
+  }
   throw std::invalid_argument("ch04 split-K tiles are 64 or 128 on each side");
 }
 

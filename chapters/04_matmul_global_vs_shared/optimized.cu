@@ -2,7 +2,7 @@
  * @file optimized.cu
  * @brief Stage 1 of the optimized path: the slides' 16×16 shared-memory tile (for float and
  *        int32_t). The later stages each have their own file (regblock.cu, vectorized.cu,
- *        doublebuffer.cu, splitk.cu, skinny.cu); dispatch.cpp picks one.
+ *        doublebuffer.cu, pipeline.cu, splitk.cu, skinny.cu); dispatch.cpp picks one.
  *
  * Changes relative to naive.cu:
  * 1. `tiled16`: a 16×16 block stages 16×16 tiles of A and B in shared memory; each element
@@ -18,7 +18,8 @@
  * 5. `warptile` (doublebuffer.cu): 32×64 warp tiles, two blocks per SM by __launch_bounds__,
  *    blocks walk C in groups of 8 tile rows.
  * 6. `splitk` (splitk.cu): when the 128×128 tiles cannot fill the SMs, a tile of 64 or 128 from
- *    the shape and K split across blocks, partial sums reduced in a fixed order.
+ *    the shape and K split across blocks, partial sums reduced in a fixed order; the smaller
+ *    tiles load through a three-stage cp.async pipeline (pipeline.cu).
  * 7. `skinny` (skinny.cu): for few rows or few columns, one 8×8 tile of C per block with K
  *    split across all 256 threads and reduced by warp shuffles.
  *

@@ -5,9 +5,11 @@
  *        writes its partial product to a workspace slice, and a second kernel adds the slices
  *        in a fixed order (the result does not depend on scheduling).
  *
- * Changes relative to stage 4 (doublebuffer.cu), whose kernel it launches:
+ * Changes relative to stage 4 (doublebuffer.cu), whose kernel it launches for 128×128 tiles:
  * 1. The tile follows the shape (PlanSplitK in dispatch.cpp): 64 rows when M <= 64, 64 columns
- *    when 64 fits N better, so a 64×4096 product does not compute 64 rows of padding.
+ *    when 64 fits N better, so a 64×4096 product does not compute 64 rows of padding. The
+ *    smaller tiles run the cp.async pipeline of pipeline.cu (no register holds a tile in
+ *    flight, so their 128-register cap does not delay the loads).
  * 2. grid.y = splits: block (x, y) multiplies tile x over K range y (a multiple of 8 long) and
  *    stores its 8×8 outputs per thread into slice y of the workspace, whose rows are padded
  *    to a multiple of 4 floats so every store is a float4.
@@ -23,6 +25,21 @@
 #include "common/cuda_check.hpp"
 
 namespace ch04::optimized::detail {
+
+namespace {
+
+/// Launches the plan's tile kernel over the splits of @p out: stage 4's kernel for 128×128,
+/// the cp.async pipeline (pipeline.cu) for the smaller tiles.
+void LaunchTiles(const Problem& p, const SplitPlan& plan, const SplitOutput& out,
+                 cudaStream_t stream) {
+  if (plan.tile_m == 128 && plan.tile_n == 128) {
+    LaunchDoubleBufferSplits(p, out, stream);
+  } else {
+    LaunchPipelineTiles(p, plan.tile_m, plan.tile_n, out, stream);
+  }
+}
+
+}  // namespace
 
 /// Threads per block of the reduction.
 constexpr int kReduceThreads = 256;
@@ -116,7 +133,7 @@ void LaunchReduce(const Problem& p, int splits, float* workspace, int ldw, cudaS
 void LaunchSplitK(const Problem& p, const SplitPlan& plan, float* workspace, cudaStream_t stream) {
   if (plan.splits <= 1) {  // no split: the smaller tile alone, straight into C
     const SplitOutput whole_k{1, p.k, p.c, p.n, p.n, 0, AlignmentOf(p).vec_n};
-    LaunchDoubleBufferTiles(p, plan.tile_m, plan.tile_n, whole_k, stream);
+    LaunchTiles(p, plan, whole_k, stream);
     return;
   }
   // snippet-begin: ch04-splitk-launch
@@ -125,7 +142,7 @@ void LaunchSplitK(const Problem& p, const SplitPlan& plan, float* workspace, cud
   // Slices get every column up to ldw (the padding columns hold zeros from zero-filled B), so
   // the reduction reads only initialised memory.
   const SplitOutput partial{plan.splits, plan.k_chunk, workspace, ldw, ldw, slice, true};
-  LaunchDoubleBufferTiles(p, plan.tile_m, plan.tile_n, partial, stream);
+  LaunchTiles(p, plan, partial, stream);
   // snippet-end: ch04-splitk-launch
   // Enough threads that the slices' loads overlap: one per float4 of C while there are few
   // slices, a group of 8 or a warp per float4 when there are many.

@@ -108,14 +108,29 @@ struct SplitOutput {
   bool vec_out;       ///< rows of out are 16-byte aligned
 };
 
-/// The double-buffered kernel with any of the split-K tiles (doublebuffer.cu).
+/// Stage 6's 128×128 tile: the double-buffered kernel over the splits of @p out (doublebuffer.cu).
 /// @param[in] p the product
-/// @param[in] tile_m rows per block: 64 or 128
-/// @param[in] tile_n columns per block: 64 or 128
 /// @param[in] out splits and where each writes
 /// @param[in] stream the stream
-void LaunchDoubleBufferTiles(const Problem& p, int tile_m, int tile_n, const SplitOutput& out,
-                             cudaStream_t stream);
+void LaunchDoubleBufferSplits(const Problem& p, const SplitOutput& out, cudaStream_t stream);
+
+/// Blocks of stage 6's 128×128 kernel that one SM holds (doublebuffer.cu).
+int ResidentDoubleBufferBlocks();
+
+/// Stage 6's smaller tiles: the cp.async pipeline kernel over the splits of @p out
+/// (pipeline.cu).
+/// @param[in] p the product
+/// @param[in] tile_m rows per block: 64 or 128
+/// @param[in] tile_n columns per block: 64 or 128 (not both 128)
+/// @param[in] out splits and where each writes
+/// @param[in] stream the stream
+void LaunchPipelineTiles(const Problem& p, int tile_m, int tile_n, const SplitOutput& out,
+                         cudaStream_t stream);
+
+/// Blocks of the pipeline kernel for tile @p tile_m × @p tile_n that one SM holds (pipeline.cu).
+/// @param[in] tile_m rows per block: 64 or 128
+/// @param[in] tile_n columns per block: 64 or 128 (not both 128)
+int ResidentPipelineBlocks(int tile_m, int tile_n);
 
 /// Stage 6 (splitk.cu): the plan's tiles and splits, then the ordered reduction.
 /// @param[in] p the product

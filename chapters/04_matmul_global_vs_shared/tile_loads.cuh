@@ -117,39 +117,6 @@ __device__ __forceinline__ void LoadTile(const float* __restrict__ src, int ld, 
 // snippet-end: ch04-load-tile
 
 /**
- * @brief Asks L2 to fetch the lines that LoadTile with the same arguments will read, so that a
- *        later LoadTile finds them in L2 instead of waiting for DRAM.
- *
- * `prefetch.global.L2` is a hint: it holds no register, returns nothing and never waits, so a
- * block can have several tiles in flight towards L2 while only one is loaded into registers.
- * Elements outside the matrix are skipped (a prefetch reads no data, but the address it names
- * should still be one the kernel may read).
- * @tparam kRows tile rows
- * @tparam kCols tile columns (a multiple of 4)
- * @tparam kThreads threads of the block
- * @tparam kChecked false when the tile is known to lie inside the matrix
- * @param[in] src the matrix
- * @param[in] ld its leading dimension (columns)
- * @param[in] rows its rows
- * @param[in] r0 first tile row
- * @param[in] c0 first tile column
- */
-// snippet-begin: ch04-prefetch-l2
-template <int kRows, int kCols, int kThreads, bool kChecked>
-__device__ __forceinline__ void PrefetchTileL2(const float* src, int ld, int rows, int r0, int c0) {
-#pragma unroll
-  for (int i = 0; i < TileRegs<kRows, kCols, kThreads>::kVectors; ++i) {
-    const int idx = threadIdx.x + i * kThreads;  // the same element group as LoadTile's
-    const int r = r0 + idx / (kCols / 4);
-    const int col = c0 + (idx % (kCols / 4)) * 4;
-    if (kChecked && (r >= rows || col >= ld)) continue;
-    const float* p = src + static_cast<std::size_t>(r) * ld + col;
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
-  }
-}
-// snippet-end: ch04-prefetch-l2
-
-/**
  * @brief Stores a kBm×8 tile of A, held as LoadTile left it, transposed: dst[k][m].
  *
  * Transposing lets the compute loop read 4 consecutive rows of A for one k as a float4.
