@@ -35,7 +35,7 @@ const std::vector<StageInfo> kStages = {
     {Stage::kWarpTile, "warptile", 128, 128, 8, 256, 32.0, 2.0, false,
      "32x64 warp tiles, 2 blocks/SM (__launch_bounds__), grouped block order for L2"},
     {Stage::kSplitK, "splitk", 128, 128, 8, 256, 32.0, 2.0, false,
-     "tile of 64 or 128 from the shape, K split across blocks, ordered reduction"},
+     "tile from the shape (64-wide via cp.async), K split across blocks, ordered reduction"},
     {Stage::kSkinny, "skinny", 8, 8, 256, 256, 2.0, 0.0, false,
      "one 8x8 tile of C per block, K split over 256 threads, shuffle reduction"},
 };

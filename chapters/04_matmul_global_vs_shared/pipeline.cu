@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kBm* kBn / 64, kSplitKWarpsPerSm * 32 / (kBm *
   for (int t = 0; t < kStages - 1; ++t) issue(t);  // prologue: tiles 0 .. kStages-2 in flight
   for (int t = 0; t < k_tiles; ++t) {
     asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 2));  // this thread's tile t is in
-    __syncthreads();  // every thread's copies of tile t are in; tile t-1 is no longer read
+    __syncthreads();         // every thread's copies of tile t are in; tile t-1 is no longer read
     issue(t + kStages - 1);  // into the buffer of tile t-1
     const int s = t % kStages;
 #pragma unroll
