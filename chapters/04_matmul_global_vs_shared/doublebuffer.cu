@@ -138,11 +138,8 @@ void LaunchTile(const Problem& p, const SplitOutput& out, cudaStream_t stream) {
   const unsigned tiles = static_cast<unsigned>(((p.m + kBm - 1) / kBm) * ((p.n + kBn - 1) / kBn));
   const dim3 grid(tiles, static_cast<unsigned>(out.splits));
   const bool whole = p.m % kBm == 0 && p.n % kBn == 0 && p.k % kBk == 0;
-  // Stage 4's 128×128 tile keeps all five alignment cases, as stage 3 does, so the two compare
-  // like for like; the smaller tiles of stage 6 fall back to scalar loads on both sides when
-  // either is unaligned (fewer instances to compile).
-  constexpr bool kMixed = kBm == 128 && kBn == 128;
-  DispatchShape<kMixed>(AlignmentOf(p), whole, [&](auto vec_a, auto vec_n, auto checked) {
+  // All five alignment cases, as stage 3 has, so the two compare like for like.
+  DispatchShape(AlignmentOf(p), whole, [&](auto vec_a, auto vec_n, auto checked) {
     MatmulDoubleBufferKernel<kBm, kBn, decltype(vec_a)::value, decltype(vec_n)::value,
                              decltype(checked)::value, kWarpTiling>
         <<<grid, kBm * kBn / 64, 0, stream>>>(p.a, p.b, out.out, p.m, p.n, p.k, out);

@@ -42,17 +42,13 @@ inline Alignment AlignmentOf(const Problem& p) {
 
 /**
  * @brief Calls @p launch with the template flags (kVecA, kVecN, kChecked) that fit the shape:
- *        unchecked only when every tile is whole, 16-byte paths only for aligned rows.
- *
- * With @p kMixed false only three instances exist (both operands vectorised with or without
- * checks, or both scalar): a kernel that is rarely unaligned on one side only does not need
- * the other two, which saves their compile time.
- * @tparam kMixed whether instances with one vectorised operand exist
+ *        unchecked only when every tile is whole, 16-byte paths only for aligned rows (each
+ *        operand on its own).
  * @param[in] al the alignment of the rows
  * @param[in] whole M, N multiples of the block tile and K of its depth
  * @param[in] launch generic callable taking three std::integral_constant<bool, ...>
  */
-template <bool kMixed, typename Launch>
+template <typename Launch>
 void DispatchShape(const Alignment& al, bool whole, Launch&& launch) {
   using T = std::true_type;
   using F = std::false_type;
@@ -60,14 +56,10 @@ void DispatchShape(const Alignment& al, bool whole, Launch&& launch) {
     launch(T{}, T{}, F{});
   } else if (al.vec_a && al.vec_n) {
     launch(T{}, T{}, T{});
-  } else if constexpr (kMixed) {
-    if (al.vec_a) {
-      launch(T{}, F{}, T{});
-    } else if (al.vec_n) {
-      launch(F{}, T{}, T{});
-    } else {
-      launch(F{}, F{}, T{});
-    }
+  } else if (al.vec_a) {
+    launch(T{}, F{}, T{});
+  } else if (al.vec_n) {
+    launch(F{}, T{}, T{});
   } else {
     launch(F{}, F{}, T{});
   }

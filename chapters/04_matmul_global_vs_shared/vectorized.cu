@@ -82,7 +82,7 @@ void LaunchVectorized(const Problem& p, cudaStream_t stream) {
   const unsigned blocks =
       static_cast<unsigned>(((p.m + kVecTile - 1) / kVecTile) * ((p.n + kVecTile - 1) / kVecTile));
   const bool whole = p.m % kVecTile == 0 && p.n % kVecTile == 0 && p.k % kBk == 0;
-  DispatchShape<true>(AlignmentOf(p), whole, [&](auto vec_a, auto vec_n, auto checked) {
+  DispatchShape(AlignmentOf(p), whole, [&](auto vec_a, auto vec_n, auto checked) {
     MatmulVectorizedKernel<decltype(vec_a)::value, decltype(vec_n)::value, decltype(checked)::value>
         <<<blocks, kVecThreads, 0, stream>>>(p.a, p.b, p.c, p.m, p.n, p.k);
     CUDA_CHECK_LAST_LAUNCH();
