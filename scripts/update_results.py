@@ -21,7 +21,8 @@ A number in prose is generated the same way, so pages and data cannot drift apar
 `num` takes the CSV (a chapter number such as 01, or `device` for device.csv), selectors
 (`variant=`, `n=`, `dist=`, or any other column; n accepts 2^k and K/M/G), the value
 (`col=<column>`, or `ratio=<variant>`: that row's median over this row's median, at the same n and
-dist), an optional `scale=` factor, `agg=min|max` when the selectors match several rows (e.g.
+dist), an optional `scale=` factor or `divide=` numerator (the value becomes numerator / value, e.g.
+a time from a rate), `agg=min|max` when the selectors match several rows (e.g.
 `n=2^16,2^17,2^18`), and a Python format (`fmt=.2f`, default `.3g`). A selector that matches no
 row, or several without `agg`, is an error.
 
@@ -71,7 +72,7 @@ def number(opts, csvs):
         raise MarkerError("num: empty marker")
     source, pairs = words[0], dict(w.split("=", 1) for w in words[1:] if "=" in w)
     rows = csvs(source)
-    special = {"col", "ratio", "scale", "agg", "fmt"}
+    special = {"col", "ratio", "scale", "divide", "agg", "fmt"}
     selectors = {k: [parse_size(x) if k == "n" else x for x in v.split(",")]
                  for k, v in pairs.items() if k not in special}
     matched = [r for r in rows if all(r.get(k) in vals for k, vals in selectors.items())]
@@ -93,6 +94,8 @@ def number(opts, csvs):
     if len(values) > 1 and pairs.get("agg") not in ("min", "max"):
         raise MarkerError(f"num {opts.strip()}: {len(values)} rows match; add agg=min|max")
     value = min(values) if pairs.get("agg") == "min" else max(values)
+    if "divide" in pairs:
+        value = float(pairs["divide"]) / value
     value *= float(pairs.get("scale", "1"))
     spec = pairs.get("fmt", ".3g")
     return format(round(value) if spec.endswith("d") else value, spec)
