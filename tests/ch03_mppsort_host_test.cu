@@ -63,37 +63,53 @@ TEST(BucketMath, NarrowRangeGivesEveryValueItsOwnBucket) {
   }
 }
 
-TEST(Planning, FirstLevelPicksTheSmallestTileThatHoldsN) {
+TEST(Planning, FirstLevelPicksATileThatHoldsN) {
   using optimized::PlanFirstLevel;
   const auto radix = BucketSorter::kRadix, bitonic = BucketSorter::kBitonic;
+  const auto counting = BucketSorter::kCounting;
+  // The bitonic and radix sorters: the smallest tile whose 8192 buckets hold n.
   EXPECT_EQ(PlanFirstLevel(1, radix).tile.keys, 4096u);
   EXPECT_EQ(PlanFirstLevel(1, radix).buckets, 1u);
   EXPECT_EQ(PlanFirstLevel(1u << 20, radix).tile.keys, 4096u);
   EXPECT_EQ(PlanFirstLevel(1u << 20, radix).buckets, 284u);  // ceil(2^20 / 3700)
-  // Up to 4096 buckets of 3700 keys (15.2M keys) sort in one level on the 4096-key tile.
   EXPECT_EQ(PlanFirstLevel(8u << 20, radix).tile.keys, 4096u);
   EXPECT_EQ(PlanFirstLevel(8u << 20, radix).buckets, 2268u);
   EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).tile.keys, 4096u);
   EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).buckets, 2268u);
-  EXPECT_EQ(PlanFirstLevel(4096u * 3700, bitonic).tile.keys, 4096u);
-  EXPECT_EQ(PlanFirstLevel(4096u * 3700, bitonic).buckets, optimized::kMaxBuckets);
-  EXPECT_EQ(PlanFirstLevel(4096u * 3700 + 1, bitonic).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(4096u * 3700 + 1, bitonic).buckets, 2166u);  // ceil(n / 7000)
-  EXPECT_EQ(PlanFirstLevel(16u << 20, bitonic).buckets, 2397u);
+  // Up to 8192 buckets of 3700 keys (30.3M keys) sort in one level on the 4096-key tile.
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700, bitonic).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700, bitonic).buckets, optimized::kMaxBuckets);
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700 + 1, bitonic).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700 + 1, bitonic).buckets, 4331u);  // ceil(n / 7000)
+  EXPECT_EQ(PlanFirstLevel(16u << 20, bitonic).buckets, 4535u);
   // 64M keys: the radix sorter's large tile holds them in one level of 1891 buckets; the
   // bitonic sorter's buckets all go on to level 1, 2048 of them.
   EXPECT_EQ(PlanFirstLevel(64u << 20, radix).tile.keys, 36864u);
   EXPECT_EQ(PlanFirstLevel(64u << 20, radix).buckets, 1891u);
   EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).tile.keys, 8192u);
   EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).buckets, optimized::kMaxDeeperBuckets);
-  EXPECT_EQ(PlanFirstLevel(256u << 20, radix).buckets, optimized::kMaxDeeperBuckets);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, radix).buckets, 7562u);
+  // The counting sorter: the largest tile that still gives kMinFirstBuckets buckets.
+  EXPECT_EQ(PlanFirstLevel(1u << 20, counting).tile.keys, 4096u);  // 68 of 16384 keys: too few
+  EXPECT_EQ(PlanFirstLevel(1u << 20, counting).buckets, 284u);
+  EXPECT_EQ(PlanFirstLevel(4u << 20, counting).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(4u << 20, counting).buckets, 600u);
+  EXPECT_EQ(PlanFirstLevel(511u * 15500, counting).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(511u * 15500 + 1, counting).tile.keys, 16384u);
+  EXPECT_EQ(PlanFirstLevel(511u * 15500 + 1, counting).buckets, optimized::kMinFirstBuckets);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, counting).buckets, 542u);
+  // 64M keys in one level; 256M go on to level 1.
+  EXPECT_EQ(PlanFirstLevel(64u << 20, counting).tile.keys, 16384u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, counting).buckets, 4330u);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, counting).tile.keys, 16384u);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, counting).buckets, optimized::kMaxDeeperBuckets);
   const optimized::FirstLevelPlan p = PlanFirstLevel(100003, radix);
   EXPECT_EQ(p.chunks, (100003 + optimized::kChunk - 1) / optimized::kChunk);
   EXPECT_EQ(p.matrix, std::uint64_t{p.buckets} * p.chunks);
 }
 
 TEST(Planning, TargetsLeaveRoomForPoissonSpread) {
-  for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+  for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
     int count = 0;
     const optimized::TileShape* tiles = optimized::TilesOf(s, count);
     for (int i = 0; i < count; ++i) {
@@ -101,15 +117,15 @@ TEST(Planning, TargetsLeaveRoomForPoissonSpread) {
       EXPECT_GE(tiles[i].keys, tiles[i].target + 6.5 * spread) << "tile " << tiles[i].keys;
       if (i > 0) EXPECT_GT(tiles[i].keys, tiles[i - 1].keys);
     }
-    // Deeper levels: the bitonic sorter's cheapest tile per key, the radix sorter's largest.
+    // Deeper levels: the radix sorter's largest tile, the others' smallest.
     EXPECT_EQ(optimized::DeeperTile(s).keys,
-              s == BucketSorter::kBitonic ? tiles[0].keys : tiles[count - 1].keys);
+              s == BucketSorter::kRadix ? tiles[count - 1].keys : tiles[0].keys);
   }
 }
 
 TEST(Planning, CapacitiesCoverLevelZeroAndDeeperLevels) {
   for (std::uint64_t n : {1ull, 4097ull, 1ull << 20, 64ull << 20, 0xFFFFFFFFull}) {
-    for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+    for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
       const std::uint64_t cap = optimized::MatrixCapacity(n, s);
       EXPECT_GE(cap, optimized::PlanFirstLevel(n, s).matrix);
       EXPECT_GE(cap, n / 8 + n / 32);
@@ -124,23 +140,28 @@ TEST(Planning, CapacityCoversLevelZeroOfEverySmallerN) {
   // A workspace sized for `cap` keys serves every n <= cap without reallocating; level 0's
   // matrix is not monotone in n where the tile changes (4096 buckets of the small tile just
   // below 15.2M keys, 2397 of the next at 16M), which an earlier sizing missed.
-  for (BucketSorter s : {BucketSorter::kRadix, BucketSorter::kBitonic}) {
+  for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
     int count = 0;
     const optimized::TileShape* tiles = optimized::TilesOf(s, count);
     std::vector<std::uint64_t> caps = {16u << 20, 64u << 20, 256u << 20};
+    // Where the tile changes: a tile's kMaxBuckets bound, and the counting sorter's switch to a
+    // larger tile once it gets kMinFirstBuckets buckets.
+    std::vector<std::uint64_t> bounds;
     for (int i = 0; i < count; ++i) {
-      const std::uint64_t bound = std::uint64_t{optimized::kMaxBuckets} * tiles[i].target;
+      bounds.push_back(std::uint64_t{optimized::kMaxBuckets} * tiles[i].target);
+      bounds.push_back(std::uint64_t{optimized::kMinFirstBuckets - 1} * tiles[i].target);
+    }
+    for (const std::uint64_t bound : bounds) {
       caps.insert(caps.end(), {bound - 1, bound, bound + 1, 2 * bound});
     }
     for (const std::uint64_t cap : caps) {
       const std::uint64_t capacity = optimized::MatrixCapacity(cap, s);
       std::vector<std::uint64_t> sizes = {1, cap};
       for (std::uint64_t k = 1; k < 2000; ++k) sizes.push_back(cap * k / 2000 + 1);
-      for (int i = 0; i < count; ++i) {
-        const std::uint64_t bound = std::uint64_t{optimized::kMaxBuckets} * tiles[i].target;
-        if (bound <= cap) sizes.insert(sizes.end(), {bound - 1, bound});
-      }
+      for (const std::uint64_t bound : bounds)
+        sizes.insert(sizes.end(), {bound - 1, bound, bound + 1});
       for (const std::uint64_t n : sizes) {
+        if (n > cap) continue;
         ASSERT_LE(optimized::PlanFirstLevel(n, s).matrix, capacity) << "cap " << cap << " n " << n;
       }
     }

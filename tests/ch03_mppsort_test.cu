@@ -206,12 +206,22 @@ struct TileCase {
   BucketSorter sorter;
   std::uint32_t tile;
 };
+std::string SorterName(BucketSorter s) {
+  switch (s) {
+    case BucketSorter::kCounting:
+      return "Counting";
+    case BucketSorter::kRadix:
+      return "Radix";
+    case BucketSorter::kBitonic:
+      return "Bitonic";
+  }
+  return "Unknown";
+}
 void PrintTo(const TileCase& c, std::ostream* os) {
-  *os << (c.sorter == BucketSorter::kRadix ? "radix" : "bitonic") << " tile " << c.tile;
+  *os << SorterName(c.sorter) << " tile " << c.tile;
 }
 std::string TileCaseName(const ::testing::TestParamInfo<TileCase>& info) {
-  return std::string(info.param.sorter == BucketSorter::kRadix ? "Radix" : "Bitonic") +
-         std::to_string(info.param.tile);
+  return SorterName(info.param.sorter) + std::to_string(info.param.tile);
 }
 
 class SortBucketsKernel : public staged::testing::GpuTestWithParam<TileCase> {};
@@ -221,15 +231,18 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
   // One segment whose buckets have the lengths below (one chunk, so the scanned matrix is the
   // exclusive scan of the lengths): empty, tiny, warp and tile boundaries, over the tile (listed
   // with min and max), over kBlockMinMaxKeys (listed unreduced), and an all-equal oversized
-  // bucket (copied, final). Keys mix full-range, narrow-range (one radix pass) and extremes.
-  const std::vector<std::uint32_t> lens = {0,        1,   2,    31,       32,       33,
-                                           511,      512, 513,  1000,     tile - 1, tile,
-                                           tile + 1, 3,   5000, tile * 2, 270000,   tile + 77};
-  const std::size_t equal = lens.size() - 1, narrow = 14;
+  // bucket (copied, final). Keys mix full-range, narrow-range (one radix pass; fewer values than
+  // the counting sorter's sub-buckets), half of one value over a full range (a sub-bucket
+  // crowded past kMaxSubBucketRun) and extremes.
+  const std::vector<std::uint32_t> lens = {
+      0,        1,    2,        31, 32,   33,       511,    512,  513,      1000,
+      tile - 1, tile, tile + 1, 3,  5000, tile * 2, 270000, 3000, tile + 77};
+  const std::size_t equal = lens.size() - 1, narrow = 14, crowded = 17;
   const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
   std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
   const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(lens);
   for (std::uint32_t i = 0; i < lens[narrow]; ++i) keys[starts[narrow] + i] = 5000000u + i % 97;
+  for (std::uint32_t i = 0; i < lens[crowded]; i += 2) keys[starts[crowded] + i] = 123456789u;
   std::fill(keys.end() - lens[equal], keys.end(), 77u);
   keys[starts[10]] = 0;
   keys[starts[10] + 1] = 0xFFFFFFFFu;
@@ -287,7 +300,10 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ch03, SortBucketsKernel,
-                         ::testing::Values(TileCase{BucketSorter::kRadix, 4096},
+                         ::testing::Values(TileCase{BucketSorter::kCounting, 4096},
+                                           TileCase{BucketSorter::kCounting, 8192},
+                                           TileCase{BucketSorter::kCounting, 16384},
+                                           TileCase{BucketSorter::kRadix, 4096},
                                            TileCase{BucketSorter::kRadix, 8192},
                                            TileCase{BucketSorter::kRadix, 36864},
                                            TileCase{BucketSorter::kBitonic, 4096},
@@ -410,7 +426,15 @@ TEST_F(OptimizedKernels, SegmentMinMaxReducesOnlyMarkedSegments) {
 
 // ---------------------------------------------------------------------- end-to-end tests
 
-enum class Variant { kNaive, kOptimized, kOptimizedRadix, kOptimizedHostLoop, kThrust, kCub };
+enum class Variant {
+  kNaive,
+  kOptimized,
+  kOptimizedBitonic,
+  kOptimizedRadix,
+  kOptimizedHostLoop,
+  kThrust,
+  kCub
+};
 
 std::string VariantName(Variant v) {
   switch (v) {
@@ -418,6 +442,8 @@ std::string VariantName(Variant v) {
       return "Naive";
     case Variant::kOptimized:
       return "Optimized";
+    case Variant::kOptimizedBitonic:
+      return "OptBitonic";
     case Variant::kOptimizedRadix:
       return "OptRadix";
     case Variant::kOptimizedHostLoop:
@@ -432,14 +458,15 @@ std::string VariantName(Variant v) {
 
 optimized::Options OptionsOf(Variant v) {
   optimized::Options o;
+  if (v == Variant::kOptimizedBitonic) o.sorter = BucketSorter::kBitonic;
   if (v == Variant::kOptimizedRadix) o.sorter = BucketSorter::kRadix;
   if (v == Variant::kOptimizedHostLoop) o.device_loop = false;
   return o;
 }
 
 bool IsOptimized(Variant v) {
-  return v == Variant::kOptimized || v == Variant::kOptimizedRadix ||
-         v == Variant::kOptimizedHostLoop;
+  return v == Variant::kOptimized || v == Variant::kOptimizedBitonic ||
+         v == Variant::kOptimizedRadix || v == Variant::kOptimizedHostLoop;
 }
 
 /// Sorts @p keys with @p v (the input copied to the device at offset @p in_offset, the output
@@ -495,8 +522,9 @@ std::vector<SortCase> SortCases() {
   // optimized one run the smaller half.
   const std::vector<std::size_t> sizes = {0,     1,     2,      1023,     4096,          4097,
                                           16385, 36865, 100003, 1u << 20, (1u << 23) + 5};
-  for (Variant v : {Variant::kNaive, Variant::kOptimized, Variant::kOptimizedRadix,
-                    Variant::kOptimizedHostLoop, Variant::kThrust, Variant::kCub}) {
+  for (Variant v :
+       {Variant::kNaive, Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
+        Variant::kOptimizedHostLoop, Variant::kThrust, Variant::kCub}) {
     for (Distribution d : staged::AllDistributions()) {
       for (std::size_t n : sizes) {
         const bool large = n > 100003;
@@ -556,8 +584,9 @@ TEST_P(SortVariant, OffsetPointers) {
 
 INSTANTIATE_TEST_SUITE_P(Ch03, SortVariant,
                          ::testing::Values(Variant::kNaive, Variant::kOptimized,
-                                           Variant::kOptimizedRadix, Variant::kOptimizedHostLoop,
-                                           Variant::kThrust, Variant::kCub),
+                                           Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
+                                           Variant::kOptimizedHostLoop, Variant::kThrust,
+                                           Variant::kCub),
                          [](const ::testing::TestParamInfo<Variant>& info) {
                            return VariantName(info.param);
                          });
@@ -586,8 +615,8 @@ TEST_P(SortAdversary, WithinLevelBound) {
 INSTANTIATE_TEST_SUITE_P(
     Ch03, SortAdversary, ::testing::ValuesIn([] {
       std::vector<AdversaryCase> cases;
-      for (Variant v :
-           {Variant::kOptimized, Variant::kOptimizedRadix, Variant::kOptimizedHostLoop}) {
+      for (Variant v : {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
+                        Variant::kOptimizedHostLoop}) {
         for (Adversary a : {Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
           for (std::size_t n : {33u * 3000u, 2u << 20}) cases.push_back({v, a, n});
         }

@@ -1,8 +1,8 @@
 /**
  * @file block_scan.cuh
  * @brief Block-wide exclusive scans of the optimized mppSort: of one value per thread (the
- *        planner's chunk, bucket and matrix counts) and of the partition's bucket counters (four
- *        per thread). Both are a warp shuffle scan, then warp 0's scan of the warp totals.
+ *        planner's chunk, bucket and matrix counts) and of the partition's bucket and sub-bucket
+ *        counters (eight per thread). Both are a warp shuffle scan, then warp 0's scan of the warp totals.
  */
 #pragma once
 
@@ -48,28 +48,51 @@ __device__ T BlockExclusiveSum(T value, T& total, T* scratch) {
   return before;
 }
 
-/// Exclusive scan of v[0, n) in place by the block: thread t scans the four values v[4t, 4t + 4)
-/// (one 16-byte access: no bank conflicts), `BlockExclusiveSum` combines the threads. Ends with
-/// a barrier.
-/// @pre v is 16-byte aligned with room for 4 * blockDim.x values; n <= 4 * blockDim.x.
+/// Exclusive scan of v[0, n) in place by the block: thread t scans the kPerThread values
+/// v[kPerThread t, kPerThread (t + 1)) (16-byte accesses), `BlockExclusiveSum` combines the
+/// threads. Ends with a barrier.
+/// @tparam kPerThread values per thread: 4 or 8
+/// @pre v is 16-byte aligned with room for kPerThread * blockDim.x values;
+///      n <= kPerThread * blockDim.x.
 /// @param[in,out] v values in shared memory (entries from n on are neither used nor kept)
 /// @param[in] n count
 /// @param[out] scratch kBlockScanScratch words of shared memory
-__device__ inline void BlockExclusiveScan4(std::uint32_t* v, std::uint32_t n,
-                                           std::uint32_t* scratch) {
-  const std::uint32_t t = threadIdx.x;
-  auto* v4 = reinterpret_cast<uint4*>(v);
-  uint4 x = make_uint4(0, 0, 0, 0);
-  if (4 * t < n) x = v4[t];
+template <int kPerThread>
+__device__ inline void BlockExclusiveScan(std::uint32_t* v, std::uint32_t n,
+                                          std::uint32_t* scratch) {
+  static_assert(kPerThread == 4 || kPerThread == 8, "whole 16-byte vectors");
+  constexpr int kVectors = kPerThread / 4;
+  const std::uint32_t first = kPerThread * threadIdx.x;
+  auto* v4 = reinterpret_cast<uint4*>(v) + kVectors * threadIdx.x;
+  std::uint32_t x[kPerThread];
+#pragma unroll
+  for (int q = 0; q < kVectors; ++q) {
+    const uint4 a = first < n ? v4[q] : make_uint4(0, 0, 0, 0);
+    x[4 * q] = a.x;
+    x[4 * q + 1] = a.y;
+    x[4 * q + 2] = a.z;
+    x[4 * q + 3] = a.w;
+  }
   // Values past n are stale (an earlier chunk's, or never written): they count as 0.
-  if (4 * t + 1 >= n) x.y = 0;
-  if (4 * t + 2 >= n) x.z = 0;
-  if (4 * t + 3 >= n) x.w = 0;
+  std::uint32_t sum = 0;
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    if (first + i >= n) x[i] = 0;
+    sum += x[i];
+  }
   std::uint32_t total;
-  const std::uint32_t prefix =
-      BlockExclusiveSum<std::uint32_t>(x.x + x.y + x.z + x.w, total, scratch);
-  if (4 * t < n) {
-    v4[t] = make_uint4(prefix, prefix + x.x, prefix + x.x + x.y, prefix + x.x + x.y + x.z);
+  std::uint32_t prefix = BlockExclusiveSum<std::uint32_t>(sum, total, scratch);
+  if (first < n) {
+#pragma unroll
+    for (int q = 0; q < kVectors; ++q) {
+      uint4 a;
+      a.x = prefix;
+      a.y = a.x + x[4 * q];
+      a.z = a.y + x[4 * q + 1];
+      a.w = a.z + x[4 * q + 2];
+      prefix = a.w + x[4 * q + 3];
+      v4[q] = a;
+    }
   }
   __syncthreads();  // scanned values visible
 }

@@ -58,14 +58,14 @@ int Run(int argc, char** argv) {
                   defaults);
   std::int64_t buckets = ch03::naive::kDefaultBuckets;
   bool extremes = false, skip_naive = false, host_loop = false;
-  std::string sorter_name = "bitonic", adversary_name = "none";
+  std::string sorter_name = "counting", adversary_name = "none";
   cli.AddInt("buckets", &buckets, 1, ch03::naive::kMaxBuckets,
              "buckets h of the naive variant (the optimized one picks h from n)");
   cli.AddFlag("extremes", &extremes, "plant keys 0 and 0xFFFFFFFF in the input");
   cli.AddFlag("skip-naive", &skip_naive,
               "do not run the naive variant (slow on large n: its big buckets sort in global "
               "memory)");
-  cli.AddChoice("bucket-sort", &sorter_name, {"bitonic", "radix"},
+  cli.AddChoice("bucket-sort", &sorter_name, {"counting", "bitonic", "radix"},
                 "on-chip sort of each bucket in the optimized variant");
   cli.AddFlag("host-loop", &host_loop,
               "optimized: the host drives the levels after the first (one sync per level)");
@@ -82,15 +82,16 @@ int Run(int argc, char** argv) {
   const bool run_optimized = is_optimized;
   const ch03::Adversary adversary = ch03::ParseAdversary(adversary_name);
   ch03::optimized::Options options;
-  options.sorter = sorter_name == "radix" ? ch03::optimized::BucketSorter::kRadix
-                                          : ch03::optimized::BucketSorter::kBitonic;
+  options.sorter = sorter_name == "radix"     ? ch03::optimized::BucketSorter::kRadix
+                   : sorter_name == "bitonic" ? ch03::optimized::BucketSorter::kBitonic
+                                              : ch03::optimized::BucketSorter::kCounting;
   options.device_loop = !host_loop;
   std::string opt_name = "optimized";
-  if (options.sorter == ch03::optimized::BucketSorter::kRadix) opt_name += "-radix";
+  if (sorter_name != "counting") opt_name += "-" + sorter_name;
   if (host_loop) opt_name += "-hostloop";
 
   // in, out, the partition buffers of naive and optimized, CUB's and thrust's scratch (~n
-  // each), the histogram matrix (< n / 4): about 7 arrays of n keys.
+  // each), the histogram matrix (at most n / 2 entries): about 7 arrays of n keys.
   staged::RequireDeviceMemory(7 * n * sizeof(std::uint32_t) + (64u << 20), "mppSort buffers");
   std::vector<std::uint32_t> keys = adversary == ch03::Adversary::kNone
                                         ? staged::Generate<std::uint32_t>(n, opt.dist, opt.seed)

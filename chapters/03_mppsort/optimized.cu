@@ -13,7 +13,7 @@
  *    replaces GlobalHistoScan and VerticalScanHH at once.
  * 4. Partition ranks a 16384-key chunk by bucket in shared memory first (a block-local counting
  *    sort), then writes each bucket's run contiguously: stores coalesce instead of scattering.
- * 5. The bucket count follows n (at most 4096 per level) and the tile (plan.cpp), so that a
+ * 5. The bucket count follows n (at most kMaxBuckets per level) and the tile (plan.cpp), so that a
  *    uniform bucket fits the tile that sorts it.
  * 6. The seed's bitonic sort keeps 16 keys per thread in registers: short distances are register
  *    swaps and warp shuffles, only distances >= 512 go through shared memory (bitonic_tile.cuh).
@@ -22,20 +22,27 @@
  * 8. The min and max of an oversized bucket are reduced by the block that finds it, so deeper
  *    levels need no min/max pass except for buckets over kBlockMinMaxKeys (a skewed cluster).
  * 9. The histogram loads all 16 keys of a thread before its first atomic (16 loads in flight).
- * 10. A small tile (4096 keys, 256 threads) at level 0 wherever the level's buckets fit it, and
- *    at every deeper level.
+ * 10. The bitonic sorter's small tile (4096 keys, 256 threads) at level 0 wherever the level's
+ *    buckets fit it, and at every deeper level.
  * 11. A block radix sort beside the bitonic network (radix_tile.cuh, `BucketSorter::kRadix`):
  *    a bucket's keys differ only in their low bits, so 2-3 passes of 8 bits replace 78-91 layers
  *    of compare-exchanges; its 36864-key tile (512 threads x 72 keys in registers, 165 KB of
- *    shared memory) holds the 32K-key buckets of 64M keys in one level. The bitonic network
- *    stays the default: per key, the radix passes' ranking and barriers cost more than the
- *    layers they replace, and the large tile leaves one block per SM (radix_tile.cuh).
+ *    shared memory) holds the 32K-key buckets of 64M keys in one level. It is slower than the
+ *    network: per key, the radix passes' ranking and barriers cost more than the layers they
+ *    replace, and the large tile leaves one block per SM (radix_tile.cuh).
  * 12. Levels after the first are planned on the device and run as a CUDA graph whose loop
  *    condition the planning kernel sets (levels.cu): no level waits for the host, and a sort
  *    whose buckets all fit costs one small kernel more than level 0.
  * 13. Histogram and partition run on resident grids (one block per SM) and load a block's next
  *    chunk ahead: under the current chunk's atomics (histogram), or into the registers the
  *    ranked keys left while the current tile is written out (partition).
+ * 14. A counting sort on chip (counting_tile.cuh, `BucketSorter::kCounting`, the default): the
+ *    bucket is spread over narrow sub-buckets by shared atomics, and each key is ranked among the
+ *    two or so keys of its sub-bucket; buckets of few values need no ranking, and buckets with a
+ *    crowded sub-bucket go through the bitonic network instead.
+ * 15. Up to 8192 buckets per segment, and for the counting sorter the largest tile (up to 16384
+ *    keys) that still gives kMinFirstBuckets buckets: fewer, longer partition runs, and 64M keys
+ *    in one level. The partition gathers a chunk's run bases with all their loads in flight.
  */
 #include <algorithm>
 #include <climits>
@@ -47,6 +54,7 @@
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/03_mppsort/bitonic_tile.cuh"
 #include "chapters/03_mppsort/block_scan.cuh"
+#include "chapters/03_mppsort/counting_tile.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/radix_tile.cuh"
 #include "chapters/03_mppsort/steps.cuh"
@@ -63,8 +71,10 @@ static_assert(sizeof(KeyRange) == sizeof(ch01::MinMaxPair<std::uint32_t>) &&
 /// Keys per thread in the histogram/partition kernels.
 inline constexpr int kChunkKeysPerThread = static_cast<int>(kChunk) / kChunkThreads;
 static_assert(kChunkKeysPerThread * kChunkThreads == static_cast<int>(kChunk));
-static_assert(static_cast<int>(kMaxBuckets) == 4 * kChunkThreads,
-              "BlockExclusiveScan4 scans four counters per thread");
+/// Buckets per thread in the partition's scan and run bases.
+inline constexpr int kBucketsPerThread = static_cast<int>(kMaxBuckets) / kChunkThreads;
+static_assert(kBucketsPerThread == 8,
+              "the partition's BlockExclusiveScan<8> scans eight counters per thread");
 
 /// Loads the thread's keys of chunk @p c with coalesced loads: key q is element
 /// q * kChunkThreads + threadIdx.x; entries past the chunk's end are set to 0 and must be
@@ -227,12 +237,23 @@ __global__ void __launch_bounds__(kChunkThreads)
         rank[q] = atomicAdd(&counts[ArithmeticBucket(key[q], seg.range.min, scale)], 1u);
       }
     }
-    __syncthreads();                                         // counts complete
-    BlockExclusiveScan4(counts, seg.buckets, scan_scratch);  // counts[k]: bucket k's local start
+    __syncthreads();  // counts complete
+    // counts[k] becomes bucket k's local start.
+    BlockExclusiveScan<kBucketsPerThread>(counts, seg.buckets, scan_scratch);
+    // The chunk's column of the scanned matrix: one strided load per bucket, all of a thread's
+    // issued before the first is used (kMaxBuckets / kChunkThreads in flight, not one).
     const std::uint32_t first = scanned[seg.matrix_base];
-    for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
-      const std::uint32_t slot = scanned[seg.matrix_base + k * seg.chunks + c.local] - first;
-      run_base[k] = seg.begin + slot - counts[k];  // slot >= local start: no wrap-around
+    std::uint32_t slot[kBucketsPerThread];
+#pragma unroll
+    for (int u = 0; u < kBucketsPerThread; ++u) {
+      const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+      if (k < seg.buckets) slot[u] = scanned[seg.matrix_base + k * seg.chunks + c.local];
+    }
+#pragma unroll
+    for (int u = 0; u < kBucketsPerThread; ++u) {
+      const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+      // slot >= first + local start: no wrap-around
+      if (k < seg.buckets) run_base[k] = seg.begin + (slot[u] - first) - counts[k];
     }
 #pragma unroll
     for (int q = 0; q < kChunkKeysPerThread; ++q) {
@@ -417,7 +438,13 @@ void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, 
 void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
                  const SpanList& list, BucketSorter sorter, std::uint32_t tile_keys,
                  std::uint32_t items, cudaStream_t stream) {
-  if (sorter == BucketSorter::kRadix && tile_keys == 4096) {
+  if (sorter == BucketSorter::kCounting && tile_keys == 4096) {
+    LaunchSortBuckets<CountingTile<4096>>(lv, b, scanned, list, items, stream);
+  } else if (sorter == BucketSorter::kCounting && tile_keys == 8192) {
+    LaunchSortBuckets<CountingTile<8192>>(lv, b, scanned, list, items, stream);
+  } else if (sorter == BucketSorter::kCounting && tile_keys == 16384) {
+    LaunchSortBuckets<CountingTile<16384>>(lv, b, scanned, list, items, stream);
+  } else if (sorter == BucketSorter::kRadix && tile_keys == 4096) {
     LaunchSortBuckets<RadixTile<256, 16>>(lv, b, scanned, list, items, stream);
   } else if (sorter == BucketSorter::kRadix && tile_keys == 8192) {
     LaunchSortBuckets<RadixTile<512, 16>>(lv, b, scanned, list, items, stream);

@@ -13,6 +13,10 @@ const TileShape* TilesOf(BucketSorter sorter, int& count) {
     count = static_cast<int>(std::size(kBitonicTiles));
     return kBitonicTiles;
   }
+  if (sorter == BucketSorter::kCounting) {
+    count = static_cast<int>(std::size(kCountingTiles));
+    return kCountingTiles;
+  }
   count = static_cast<int>(std::size(kRadixTiles));
   return kRadixTiles;
 }
@@ -20,7 +24,7 @@ const TileShape* TilesOf(BucketSorter sorter, int& count) {
 TileShape DeeperTile(BucketSorter sorter) {
   int count = 0;
   const TileShape* tiles = TilesOf(sorter, count);
-  return sorter == BucketSorter::kBitonic ? tiles[0] : tiles[count - 1];
+  return sorter == BucketSorter::kRadix ? tiles[count - 1] : tiles[0];
 }
 
 std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
@@ -35,12 +39,16 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
   FirstLevelPlan plan;
   plan.tile = tiles[count - 1];
   plan.buckets = kMaxDeeperBuckets;  // unless one level holds n:
+  int pick = -1;
   for (int i = 0; i < count; ++i) {
-    if (n <= std::uint64_t{kMaxBuckets} * tiles[i].target) {
-      plan.tile = tiles[i];
-      plan.buckets = FirstLevelBuckets(n, tiles[i].target);
-      break;
-    }
+    if (n > std::uint64_t{kMaxBuckets} * tiles[i].target) continue;  // too many buckets
+    if (pick < 0) pick = i;                                          // the smallest that holds n
+    if (sorter != BucketSorter::kCounting) break;
+    if (FirstLevelBuckets(n, tiles[i].target) >= kMinFirstBuckets) pick = i;
+  }
+  if (pick >= 0) {
+    plan.tile = tiles[pick];
+    plan.buckets = FirstLevelBuckets(n, tiles[pick].target);
   }
   plan.chunks = static_cast<std::uint32_t>((n + kChunk - 1) / kChunk);
   plan.matrix = std::uint64_t{plan.buckets} * plan.chunks;
@@ -57,15 +65,19 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
   // Level 0 of every m <= n keys, not only of n: a workspace serves smaller sorts too, and the
-  // matrix does not grow with m across a change of tile (15.2M keys take 4096 buckets of the
-  // 4096-key tile, 16M keys 2397 of the 8192-key one). Within one tile's range the buckets and
-  // the chunks grow with m, so that range's largest m, and n itself, bound it.
+  // matrix does not grow with m across a change of tile (8192 buckets of the bitonic sorter's 4096-key tile just below 30.3M keys, 4330 of its 8192-key one at 30.3M).
+  // The tile changes where a tile stops holding m in kMaxBuckets buckets, and, for the counting
+  // sorter, where a larger tile reaches kMinFirstBuckets buckets. Between two changes the
+  // buckets and the chunks grow with m, so the largest m before each change, and n itself, bound
+  // it.
   int count = 0;
   const TileShape* tiles = TilesOf(sorter, count);
   std::uint64_t first = PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix;
   for (int i = 0; i < count; ++i) {
-    const std::uint64_t m = std::min(n, std::uint64_t{kMaxBuckets} * tiles[i].target);
-    first = std::max(first, PlanFirstLevel(std::max<std::uint64_t>(m, 1), sorter).matrix);
+    for (const std::uint32_t buckets : {kMaxBuckets, kMinFirstBuckets - 1}) {
+      const std::uint64_t m = std::min(n, std::uint64_t{buckets} * tiles[i].target);
+      first = std::max(first, PlanFirstLevel(std::max<std::uint64_t>(m, 1), sorter).matrix);
+    }
   }
   return std::max(first, deeper);
 }

@@ -21,15 +21,19 @@ inline constexpr std::uint32_t kChunk = 16384;
 /// Threads of a histogram/partition/min-max block.
 inline constexpr int kChunkThreads = 1024;
 /// Most buckets per segment (shared counters of a histogram/partition block; the partition's
-/// scan takes 4 per thread). Level 0 uses up to this many when they finish the sort: 4096
-/// buckets of the 4096-key tile's target hold 15M keys in one level.
-inline constexpr std::uint32_t kMaxBuckets = 4096;
+/// scan takes 8 per thread). Level 0 uses up to this many when they finish the sort: 8192
+/// buckets of the 4096-key tile's target hold 30M keys in one level, of the 16384-key tile's
+/// 127M.
+inline constexpr std::uint32_t kMaxBuckets = 8192;
 /// Most buckets of a segment whose buckets go on to another level: level 0 when n is over every
 /// tile's one-level bound, and every deeper segment. Such buckets are split again anyway, so
 /// fewer of them cost less where the bucket count is paid (the histogram's column writes, the
 /// scan, the partition's run bases, runs of at least 8 keys per chunk), and this bound keeps the
 /// matrix of a deeper level within n / 8 + n / 32 + 4096 entries (plan.cpp).
 inline constexpr std::uint32_t kMaxDeeperBuckets = 2048;
+/// Fewest level-0 buckets the counting sorter's tile choice keeps: several per SM, so that the
+/// sort step fills the GPU.
+inline constexpr std::uint32_t kMinFirstBuckets = 512;
 /// Longest oversized bucket whose min and max the sorting block reduces itself; longer ones (a
 /// skewed cluster) are reduced by `SegmentMinMaxKernel`, one block per chunk, at the next level.
 inline constexpr std::uint32_t kBlockMinMaxKeys = 1u << 18;
@@ -41,9 +45,10 @@ inline constexpr std::uint32_t kMinDeepBuckets = 64;
 /// margin covers the level that finds such a bucket's min == max.
 inline constexpr std::uint32_t kMaxLevels = 12;
 
-/// The on-chip sort of step 5: the seed's bitonic network (the default), or a block radix sort
-/// (radix_tile.cuh, kept beside it for comparison).
-enum class BucketSorter { kRadix, kBitonic };
+/// The on-chip sort of step 5: a counting sort over narrow sub-buckets (counting_tile.cuh, the
+/// default), the seed's bitonic network (bitonic_tile.cuh), or a block radix sort
+/// (radix_tile.cuh), the last two kept beside it for comparison.
+enum class BucketSorter { kCounting, kRadix, kBitonic };
 
 // snippet-begin: ch03-tiles
 /// One on-chip tile: the most keys a block sorts, and the mean bucket size aimed at so that
@@ -58,6 +63,8 @@ struct TileShape {
 inline constexpr TileShape kRadixTiles[] = {{4096, 3700}, {8192, 7600}, {36864, 35500}};
 /// Tiles of the bitonic sorter (256 and 512 threads).
 inline constexpr TileShape kBitonicTiles[] = {{4096, 3700}, {8192, 7000}};
+/// Tiles of the counting sorter (256, 512 and 1024 threads).
+inline constexpr TileShape kCountingTiles[] = {{4096, 3700}, {8192, 7000}, {16384, 15500}};
 // snippet-end: ch03-tiles
 
 /// The [min, max] of a segment or span; {0xFFFFFFFF, 0} while unknown. Same layout as
@@ -119,21 +126,26 @@ struct FirstLevelPlan {
 /// @param[in] sorter the on-chip sort
 /// @param[out] count number of tiles
 const TileShape* TilesOf(BucketSorter sorter, int& count);
-/// The tile of levels 1, 2, ...: for the bitonic sorter its smallest (a network's work per key
-/// grows with its depth: 78 layers over 4096-key tiles against 91 over 8192, and a deeper level
-/// has no bucket count to save, each segment getting its own); for the radix sorter its largest
-/// (its passes follow the bits that differ, not the tile, so the largest leaves the fewest
-/// oversized buckets).
+/// The tile of levels 1, 2, ...: for the bitonic and counting sorters their smallest (a network's
+/// work per key grows with its depth: 78 layers over 4096-key tiles against 91 over 8192; the
+/// counting sorter's small tile runs four blocks per SM where the largest runs one; and a deeper
+/// segment's buckets are few and long however many there are, so a larger tile saves the
+/// partition little, while more, narrower buckets finish a narrow cluster sooner); for the radix
+/// sorter its largest (its passes follow the bits that differ, not the tile, so the largest
+/// leaves the fewest oversized buckets).
 /// @param[in] sorter the on-chip sort
 TileShape DeeperTile(BucketSorter sorter);
 /// Buckets of level 0: ceil(n / target) in [1, kMaxBuckets].
 /// @param[in] n keys
 /// @param[in] target mean bucket size
 std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target);
-/// Plans level 0: the smallest tile whose kMaxBuckets buckets of its target size hold n, with
-/// ceil(n / target) buckets (small tiles give more, shorter buckets: fewer bitonic layers, more
-/// blocks in flight, fewer radix passes); else the largest tile with kMaxDeeperBuckets buckets,
-/// all oversized, which go on to level 1.
+/// Plans level 0 from the tiles whose kMaxBuckets buckets of their target size hold n, each
+/// with ceil(n / target) buckets. The bitonic and radix sorters take the smallest (more, shorter
+/// buckets: fewer bitonic layers, more blocks in flight, fewer radix passes). The counting
+/// sorter, whose work per key does not grow with the tile, takes the largest that still gives
+/// at least kMinFirstBuckets buckets (fewer buckets make the partition's runs longer), or the
+/// smallest when none does. No tile holds n: the largest, with kMaxDeeperBuckets buckets, all
+/// oversized, which go on to level 1.
 /// @param[in] n keys, >= 1
 /// @param[in] sorter the on-chip sort
 FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter);

@@ -19,7 +19,7 @@
  * [w * 32K, (w + 1) * 32K) and walks them round by round (round u holds positions
  * w * 32K + 32u + lane), so the order (warp, round, lane) is the keys' order.
  *
- * What the count of passes hides, and why the bitonic network stays the default: every pass
+ * What the count of passes hides, and why it is slower than the bitonic network: every pass
  * costs each key a shared atomic, a `__match_any_sync` (a multi-cycle instruction) and its
  * scattered store, and the block four barriers and a scan of 256 x warps counters; a bucket of
  * 22 differing bits pays that three times. The 36864-key tile adds occupancy to it: 72 keys per

@@ -23,7 +23,7 @@ namespace ch03::optimized {
 
 /// How the optimized sort runs.
 struct Options {
-  BucketSorter sorter = BucketSorter::kBitonic;  ///< the on-chip sort of step 5
+  BucketSorter sorter = BucketSorter::kCounting;  ///< the on-chip sort of step 5
   /// true: the deeper levels run as one CUDA graph with a device-controlled loop; false: the
   /// host reads each level's plan back (one synchronisation per level, for comparison).
   bool device_loop = true;
