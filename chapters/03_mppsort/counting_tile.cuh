@@ -122,8 +122,8 @@ struct CountingTile {
       }
     }
     __syncthreads();  // counts complete
-    BlockExclusiveScan<kSubPerThread>(sh.counts, kSubBuckets,
-                                      sh.scan_scratch);  // counts: run starts
+    // counts[s] becomes the start of run s.
+    BlockExclusiveScan<kSubPerThread>(sh.counts, kSubBuckets, sh.scan_scratch);
 #pragma unroll
     for (int q = 0; q < kKeysPerThread; ++q) {
       if (q * kThreads + threadIdx.x < len) {
