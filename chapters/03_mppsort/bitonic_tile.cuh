@@ -189,6 +189,28 @@ __device__ inline void BitonicSortTile(std::uint32_t* tile, std::uint32_t n) {
   // snippet-end: ch03-bitonic-tile-loop
 }
 
+/// Sorts tile[0, len) with the whole block and writes it to out[0, len): pads the tile with
+/// 0xFFFFFFFF up to the network's length (the next power of two, at least 512), then
+/// `BitonicSortTile`. Ends with the sorted tile and a barrier.
+/// @pre tile[0, len) written by this block (the barrier inside makes it visible); the tile has
+///      room for the padded length, at most blockDim.x * 16.
+/// @param[in,out] tile keys in shared memory, 16-byte aligned
+/// @param[in] len keys, >= 1
+/// @param[out] out where the sorted keys go
+__device__ inline void BitonicSortPadded(std::uint32_t* tile, std::uint32_t len,
+                                         std::uint32_t* out) {
+  // snippet-begin: ch03-bitonic-sort-bucket
+  std::uint32_t n = 512;
+  while (n < len) n *= 2;
+  for (std::uint32_t i = len + threadIdx.x; i < n; i += blockDim.x) {
+    tile[i] = UINT_MAX;  // padding sorts to the end
+  }
+  __syncthreads();  // keys and padding in place
+  BitonicSortTile(tile, n);
+  for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) out[i] = tile[i];
+  // snippet-end: ch03-bitonic-sort-bucket
+}
+
 /// The bitonic sorter of `SortBucketsKernel`: one block of kTileKeys / 16 threads sorts one
 /// bucket of at most kTileKeys keys.
 /// @tparam kTileKeys 4096 or 8192
@@ -218,17 +240,9 @@ struct BitonicTile {
   /// @param[in,out] sh the block's shared memory
   __device__ static void SortBucket(const std::uint32_t* in, std::uint32_t* out, std::uint32_t len,
                                     Shared& sh) {
-    // snippet-begin: ch03-bitonic-sort-bucket
-    std::uint32_t n = 512;
-    while (n < len) n *= 2;
-    for (std::uint32_t i = threadIdx.x; i < n; i += blockDim.x) {
-      sh.tile[i] = i < len ? in[i] : UINT_MAX;  // padding sorts to the end
-    }
-    __syncthreads();  // tile loaded
-    BitonicSortTile(sh.tile, n);
-    for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) out[i] = sh.tile[i];
+    for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) sh.tile[i] = in[i];
+    BitonicSortPadded(sh.tile, len, out);
     __syncthreads();  // the tile may be refilled by the block's next bucket
-    // snippet-end: ch03-bitonic-sort-bucket
   }
 };
 

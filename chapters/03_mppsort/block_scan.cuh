@@ -1,8 +1,9 @@
 /**
  * @file block_scan.cuh
  * @brief Block-wide exclusive scans of the optimized mppSort: of one value per thread (the
- *        planner's chunk, bucket and matrix counts) and of the partition's bucket and sub-bucket
- *        counters (eight per thread). Both are a warp shuffle scan, then warp 0's scan of the warp totals.
+ *        planner's chunk, bucket and matrix counts) and of the partition's bucket and the counting
+ *        tile's sub-bucket counters (eight per thread). Both are a warp shuffle scan, then warp
+ *        0's scan of the warp totals.
  */
 #pragma once
 

@@ -5,8 +5,8 @@
  *        then each key finds its place among the few keys of its own sub-bucket.
  *
  * A uniform bucket of m keys over S = 8 x threads sub-buckets (half the tile) leaves about m / S
- * keys (at most 2) in each, so after the counting sort a key is compared with a handful of neighbours, not pushed
- * through the 78 to 105 layers of a bitonic network. Per key that is two shared atomics, one
+ * keys (about 2 in a full tile) in each, so after the counting sort a key is compared with a
+ * handful of neighbours, not pushed through the 78 to 105 layers of a bitonic network. Per key that is two shared atomics, one
  * shared store and a few shared loads:
  *
  * 1. load the bucket into registers (16 keys per thread) and reduce its [min, max];
@@ -151,12 +151,7 @@ struct CountingTile {
       }
       // snippet-end: ch03-counting-rank
     } else {
-      std::uint32_t n = 512;
-      while (n < len) n *= 2;
-      for (std::uint32_t i = len + threadIdx.x; i < n; i += kThreads) sh.tile[i] = UINT_MAX;
-      __syncthreads();  // padding in place
-      BitonicSortTile(sh.tile, n);
-      for (std::uint32_t i = threadIdx.x; i < len; i += kThreads) out[i] = sh.tile[i];
+      BitonicSortPadded(sh.tile, len, out);  // the tile already holds every key
     }
     __syncthreads();  // tile, counters and flag read before the block's next bucket
   }

@@ -65,7 +65,8 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
   // Level 0 of every m <= n keys, not only of n: a workspace serves smaller sorts too, and the
-  // matrix does not grow with m across a change of tile (8192 buckets of the bitonic sorter's 4096-key tile just below 30.3M keys, 4330 of its 8192-key one at 30.3M).
+  // matrix does not grow with m across a change of tile (8192 buckets of the bitonic sorter's
+  // 4096-key tile just below 30.3M keys, 4331 of its 8192-key one just above).
   // The tile changes where a tile stops holding m in kMaxBuckets buckets, and, for the counting
   // sorter, where a larger tile reaches kMinFirstBuckets buckets. Between two changes the
   // buckets and the chunks grow with m, so the largest m before each change, and n itself, bound
