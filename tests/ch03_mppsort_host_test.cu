@@ -227,8 +227,35 @@ TEST(Planning, SortBucketsRejectsUnknownTiles) {
   const optimized::Level lv{nullptr, nullptr, false};
   const optimized::Buffers b{nullptr, nullptr, nullptr};
   EXPECT_THROW(
-      optimized::SortBuckets(lv, b, nullptr, {}, BucketSorter::kBitonic, 36864, 1, nullptr),
+      optimized::SortBuckets(lv, b, nullptr, {}, {}, BucketSorter::kBitonic, 36864, 1, nullptr),
       std::invalid_argument);
+  // An overflow list needs an overflow tile larger than the level's.
+  const optimized::SpanList overflow{nullptr, nullptr, 1};
+  EXPECT_THROW(optimized::SortBuckets(lv, b, nullptr, {}, overflow, BucketSorter::kCounting, 16384,
+                                      1, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(
+      optimized::SortBuckets(lv, b, nullptr, {}, overflow, BucketSorter::kRadix, 36864, 1, nullptr),
+      std::invalid_argument);
+}
+
+TEST(Planning, OverflowTileIsTheLargestAboveTheDeeperTile) {
+  for (const BucketSorter sorter :
+       {BucketSorter::kCounting, BucketSorter::kBitonic, BucketSorter::kRadix}) {
+    int count = 0;
+    const optimized::TileShape* tiles = optimized::TilesOf(sorter, count);
+    const optimized::TileShape over = optimized::OverflowTile(sorter);
+    const optimized::TileShape deeper = optimized::DeeperTile(sorter);
+    if (deeper.keys == tiles[count - 1].keys) {
+      EXPECT_EQ(over.keys, 0u) << "the deeper tile is already the largest";
+    } else {
+      EXPECT_EQ(over.keys, tiles[count - 1].keys);
+      EXPECT_GT(over.keys, deeper.keys);
+    }
+  }
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kCounting).keys, 16384u);
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kBitonic).keys, 8192u);
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kRadix).keys, 0u);
 }
 
 }  // namespace

@@ -229,20 +229,24 @@ class SortBucketsKernel : public staged::testing::GpuTestWithParam<TileCase> {};
 TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
   const auto [sorter, tile] = GetParam();
   // One segment whose buckets have the lengths below (one chunk, so the scanned matrix is the
-  // exclusive scan of the lengths): empty, tiny, warp and tile boundaries, over the tile (listed
-  // with min and max), over kBlockMinMaxKeys (listed unreduced), and an all-equal oversized
-  // bucket (copied, final). Keys mix full-range, narrow-range (one radix pass; fewer values than
-  // the counting sorter's sub-buckets), half of one value over a full range (a sub-bucket
-  // crowded past kMaxSubBucketRun) and extremes.
+  // exclusive scan of the lengths): empty, tiny, warp and tile boundaries, over the tile (sorted
+  // by the overflow tile where the sorter has one and it fits, else listed with min and max),
+  // over kBlockMinMaxKeys (listed unreduced), and an all-equal oversized bucket (copied, final).
+  // Keys mix full-range, narrow-range (one radix pass; fewer values than the counting sorter's
+  // sub-buckets), few values with many copies each, half of one value over a full range (a
+  // sub-bucket crowded past kMaxSubBucketRun) and extremes.
   const std::vector<std::uint32_t> lens = {
-      0,        1,    2,        31, 32,   33,       511,    512,  513,      1000,
-      tile - 1, tile, tile + 1, 3,  5000, tile * 2, 270000, 3000, tile + 77};
-  const std::size_t equal = lens.size() - 1, narrow = 14, crowded = 17;
+      0,    1,        2, 31,   32,       33,     511,  512,   513,  1000,     tile - 1,
+      tile, tile + 1, 3, 5000, tile * 2, 270000, 3000, 20000, 2500, tile + 77};
+  const std::size_t equal = lens.size() - 1, narrow = 14, crowded = 17, few = 19;
   const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
   std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
   const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(lens);
   for (std::uint32_t i = 0; i < lens[narrow]; ++i) keys[starts[narrow] + i] = 5000000u + i % 97;
   for (std::uint32_t i = 0; i < lens[crowded]; i += 2) keys[starts[crowded] + i] = 123456789u;
+  for (std::uint32_t i = 0; i < lens[few]; ++i) keys[starts[few] + i] = 4000000000u + keys[i] % 17;
+  // Fewer values than sub-buckets, about one key each.
+  for (std::uint32_t i = 0; i < lens[9]; ++i) keys[starts[9] + i] = 7000000u + keys[i] % 1500;
   std::fill(keys.end() - lens[equal], keys.end(), 77u);
   keys[starts[10]] = 0;
   keys[starts[10] + 1] = 0xFFFFFFFFu;
@@ -267,12 +271,22 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
   const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};  // level 0 sorts part -> out
   const optimized::SpanList list{d_list.data(), d_count.data(),
                                  static_cast<std::uint32_t>(lens.size())};
-  optimized::SortBuckets(lv, b, d_scan.data(), list, sorter, tile, seg.buckets, nullptr);
+  // The overflow list, as the deeper levels pass it, where the sorter has a larger tile.
+  const std::uint32_t overflow_keys = optimized::OverflowTile(sorter).keys;
+  const bool has_overflow = overflow_keys > tile;
+  DeviceBuffer<optimized::Span> d_overflow(lens.size());
+  const optimized::SpanList overflow =
+      has_overflow ? optimized::SpanList{d_overflow.data(), &d_state.data()->overflow_count,
+                                         static_cast<std::uint32_t>(lens.size())}
+                   : optimized::SpanList{};
+  optimized::SortBuckets(lv, b, d_scan.data(), list, overflow, sorter, tile, seg.buckets, nullptr);
+  optimized::SortOverflow(lv, b, overflow, sorter, nullptr);
   const std::vector<std::uint32_t> out = d_out.ToHost();
   std::vector<optimized::Span> want_list;
   for (std::size_t k = 0; k < lens.size(); ++k) {
     const auto first = keys.begin() + starts[k], last = first + lens[k];
-    if (lens[k] > tile && k != equal) {
+    const bool overflowed = has_overflow && lens[k] <= overflow_keys;
+    if (lens[k] > tile && k != equal && !overflowed) {
       const auto [lo, hi] = std::minmax_element(first, last);
       const bool reduced = lens[k] <= optimized::kBlockMinMaxKeys;
       want_list.push_back(
@@ -296,7 +310,13 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
     EXPECT_EQ(got[i].range.min, want_list[i].range.min) << "span at " << got[i].begin;
     EXPECT_EQ(got[i].range.max, want_list[i].range.max) << "span at " << got[i].begin;
   }
-  EXPECT_EQ(d_state.ToHost()[0].error, 0u);
+  const optimized::LevelState after = d_state.ToHost()[0];
+  EXPECT_EQ(after.error, 0u);
+  std::uint32_t want_overflow = 0;
+  for (std::size_t k = 0; k < lens.size(); ++k) {
+    want_overflow += has_overflow && lens[k] > tile && lens[k] <= overflow_keys ? 1 : 0;
+  }
+  EXPECT_EQ(after.overflow_count, want_overflow);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ch03, SortBucketsKernel,

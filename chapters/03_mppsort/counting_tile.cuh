@@ -16,11 +16,12 @@
  * 4. rank: the key at slot p of run [start, end) goes to start + the number of keys of the run
  *    that are smaller, or equal and at a lower slot.
  *
- * Two inputs skip or replace step 4. When the bucket spans fewer key values than there are
- * sub-buckets, each sub-bucket holds one value, so the tile is sorted after step 3 (a counting
- * sort proper: equal keys cost nothing). When some sub-bucket holds more than
- * kMaxSubBucketRun keys (clustered keys, which the walk of step 4 would pay for quadratically),
- * the tile goes through the bitonic network instead: the same block, the same 16 keys per thread.
+ * Two inputs skip or replace steps 2 to 4. When the bucket spans fewer key values than there
+ * are sub-buckets, each value gets a counter of its own and the output is written from the
+ * counts alone (a counting sort proper: one atomic per key, and no key moves through the tile).
+ * When some sub-bucket holds more than kMaxSubBucketRun keys (clustered keys, which the walk of
+ * step 4 would pay for quadratically), the tile goes through the bitonic network instead: the
+ * same block, the same 16 keys per thread.
  */
 #pragma once
 
@@ -111,9 +112,10 @@ struct CountingTile {
     }
     // snippet-end: ch03-counting-load
     // snippet-begin: ch03-counting-spread
-    const std::uint64_t scale = BucketScale(lo, hi, kSubBuckets);
-    // Fewer key values than sub-buckets: scale >= 2^32, so each sub-bucket holds one value.
+    // Fewer key values than sub-buckets: one counter per value (a scale of 2^32 makes the
+    // sub-bucket key - lo), and the output comes from the counts alone (`WriteFromCounts`).
     const bool exact = hi - lo < kSubBuckets;
+    const std::uint64_t scale = exact ? (1ull << 32) : BucketScale(lo, hi, kSubBuckets);
 #pragma unroll
     for (int q = 0; q < kKeysPerThread; ++q) {
       if (q * kThreads + threadIdx.x < len) {
@@ -124,6 +126,10 @@ struct CountingTile {
     __syncthreads();  // counts complete
     // counts[s] becomes the start of run s.
     BlockExclusiveScan<kSubPerThread>(sh.counts, kSubBuckets, sh.scan_scratch);
+    if (exact) {
+      WriteFromCounts(lo, hi - lo + 1, len, out, sh);
+      return;
+    }
 #pragma unroll
     for (int q = 0; q < kKeysPerThread; ++q) {
       if (q * kThreads + threadIdx.x < len) {
@@ -133,9 +139,7 @@ struct CountingTile {
     }
     __syncthreads();  // tile grouped by sub-bucket; counts[s] is the end of run s
     // snippet-end: ch03-counting-spread
-    if (exact) {
-      for (std::uint32_t i = threadIdx.x; i < len; i += kThreads) out[i] = sh.tile[i];
-    } else if (sh.crowded == 0) {
+    if (sh.crowded == 0) {
       // snippet-begin: ch03-counting-rank
       // Consecutive threads take consecutive slots, so a warp's ranks fall in a few runs and
       // its stores to `out` stay within a few sectors.
@@ -154,6 +158,28 @@ struct CountingTile {
       BitonicSortPadded(sh.tile, len, out);  // the tile already holds every key
     }
     __syncthreads();  // tile, counters and flag read before the block's next bucket
+  }
+
+  /// Writes a bucket of @p values distinct values lo, lo + 1, ... from its scanned counts:
+  /// output slot p holds the value v whose run [start(v), start(v + 1)) contains p, the last v
+  /// with start(v) <= p, found by halving [0, values). No key moves through the tile.
+  /// @param[in] lo the smallest key
+  /// @param[in] values hi - lo + 1, in [2, kSubBuckets]
+  /// @param[in] len keys of the bucket
+  /// @param[out] out the sorted bucket
+  /// @param[in,out] sh the block's shared memory (counts[v] is the start of value lo + v)
+  __device__ static void WriteFromCounts(std::uint32_t lo, std::uint32_t values, std::uint32_t len,
+                                         std::uint32_t* out, Shared& sh) {
+    // snippet-begin: ch03-counting-few-values
+    for (std::uint32_t p = threadIdx.x; p < len; p += kThreads) {
+      std::uint32_t v = 0;
+      for (std::uint32_t step = 1u << (31 - __clz(values - 1)); step > 0; step >>= 1) {
+        if (v + step < values && sh.counts[v + step] <= p) v += step;
+      }
+      out[p] = lo + v;
+    }
+    // snippet-end: ch03-counting-few-values
+    __syncthreads();  // counters read before the block's next bucket
   }
 };
 

@@ -32,18 +32,18 @@
 
 namespace ch03::optimized {
 
-/// Buckets of a deeper segment of @p len keys at @p level (>= 1): ceil(len / target) at level 1
-/// (at least 2: the range must shrink), ceil(2 len / target) from level 2 on (at least
-/// kMinDeepBuckets: that segment already defeated equal-width buckets once), at most
-/// kMaxDeeperBuckets. plan.cpp's `MatrixCapacity` bounds the matrix by this rule.
+/// Buckets of a deeper segment of @p len keys at @p level (>= 1): ceil(len / target), at least 2
+/// at level 1 (the range must shrink) and kMinDeepBuckets from level 2 on (that segment already
+/// defeated equal-width buckets once), at most kMaxDeeperBuckets. A bucket that comes out over
+/// the tile but within `OverflowTile` is still sorted at this level. plan.cpp's `MatrixCapacity`
+/// bounds the matrix by this rule.
 /// @param[in] len keys of the segment
 /// @param[in] target mean bucket size of the deeper tile
 /// @param[in] level the level being planned
 __device__ std::uint32_t DeeperBuckets(std::uint32_t len, std::uint32_t target,
                                        std::uint32_t level) {
   // snippet-begin: ch03-deeper-buckets
-  const std::uint64_t keys = level == 1 ? len : 2ull * len;
-  const std::uint64_t h = (keys + target - 1) / target;
+  const std::uint64_t h = (std::uint64_t{len} + target - 1) / target;
   const std::uint64_t fewest = level == 1 ? 2 : kMinDeepBuckets;
   return static_cast<std::uint32_t>(h < fewest ? fewest
                                                : (h > kMaxDeeperBuckets ? kMaxDeeperBuckets : h));
@@ -123,6 +123,8 @@ __global__ void __launch_bounds__(1024)
     state->tile_target = params.target;
     state->minmax_segments = planned > 0 ? marked : 0;
     state->next_sort = 0;
+    state->overflow_count = 0;
+    state->next_overflow = 0;
     state->error = (params.first ? 0 : state->error) | (failed ? 1u : 0u);
     *span_count = 0;
     if (params.set_condition) cudaGraphSetConditional(params.handle, planned > 0 ? 1 : 0);
@@ -212,8 +214,9 @@ void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& param
                                                 ws.matrix_capacity(), ws.scan_temp.data(),
                                                 ws.scan_temp.size(), stream);
   Partition(lv, b, ws.matrix.data(), 0, stream);
-  SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), ws.options().sorter,
+  SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), ws.Overflow(), ws.options().sorter,
               DeeperTile(ws.options().sorter).keys, 0, stream);
+  SortOverflow(lv, b, ws.Overflow(), ws.options().sorter, stream);
   PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), params, stream);
   // snippet-end: ch03-level-body
 }

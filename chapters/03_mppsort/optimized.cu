@@ -43,6 +43,13 @@
  * 15. Up to 8192 buckets per segment, and for the counting sorter the largest tile (up to 16384
  *    keys) that still gives kMinFirstBuckets buckets: fewer, longer partition runs, and 64M keys
  *    in one level. The partition gathers a chunk's run bases with all their loads in flight.
+ * 16. An overflow tile at the deeper levels (`OverflowTile`, `SortOverflowKernel`): a bucket over
+ *    the deeper tile but within the sorter's largest is listed and sorted by that tile at the same
+ *    level, instead of costing its keys another level; so a deeper segment aims its buckets at
+ *    the tile's target (ceil(len / target)), not at half of it.
+ * 17. A counting-sort bucket of fewer values than sub-buckets is written from its scanned counts
+ *    (each output slot finds its value by halving the value range): one atomic per key, and no
+ *    key moves through the tile.
  */
 #include <algorithm>
 #include <climits>
@@ -309,11 +316,14 @@ __device__ void AppendSpan(const SpanList& list, LevelState* state, const Span& 
  * @param[in] b the sort's arrays (reads `LevelTarget`, writes `out`)
  * @param[in] scanned exclusive scan of the level's matrix
  * @param[in] list where oversized buckets go
+ * @param[in] overflow where buckets of (Sorter::kKeys, overflow_keys] go (capacity 0: none)
+ * @param[in] overflow_keys the overflow tile (`OverflowTile`), or 0
  * Reads and writes 4 bytes per key of the sorted buckets; reads 4 of the reduced ones.
  */
 template <class Sorter>
 __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
-    SortBucketsKernel(Level lv, Buffers b, const std::uint32_t* scanned, SpanList list) {
+    SortBucketsKernel(Level lv, Buffers b, const std::uint32_t* scanned, SpanList list,
+                      SpanList overflow, std::uint32_t overflow_keys) {
   extern __shared__ uint4 smem_sort[];
   auto& sh = *reinterpret_cast<typename Sorter::Shared*>(smem_sort);
   __shared__ std::uint32_t ticket;
@@ -332,6 +342,11 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
                             : seg.begin + seg.len;
     const std::uint32_t len = end - begin;
     if (len == 0) continue;
+    if (len > Sorter::kKeys && len <= overflow_keys) {
+      // A larger tile sorts it after this kernel (SortOverflowKernel), at this level.
+      if (threadIdx.x == 0) AppendSpan(overflow, lv.state, Span{begin, len, {UINT_MAX, 0}});
+      continue;
+    }
     // snippet-begin: ch03-opt-oversized-reduce
     if (len > kBlockMinMaxKeys) {
       // One block would take long over it: SegmentMinMaxKernel reduces it at the next level.
@@ -384,6 +399,32 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
   }
 }
 
+/**
+ * @brief Step 5 for the buckets that `SortBucketsKernel` found over its tile but within the
+ *        overflow tile: sorts each listed bucket on chip with `Sorter` into `out`.
+ * @par Launch configuration
+ * A resident grid of Sorter::kThreads-thread blocks taking the list's entries from the level's
+ * queue (`next_overflow`); dynamic shared memory sizeof(Sorter::Shared).
+ * @tparam Sorter the overflow tile (`OverflowTile`)
+ * @param[in] lv the level
+ * @param[in] b the sort's arrays (reads `LevelTarget`, writes `out`)
+ * @param[in] spans the overflow list (`state->overflow_count` entries)
+ * Reads and writes 4 bytes per key of the listed buckets.
+ */
+template <class Sorter>
+__global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
+    SortOverflowKernel(Level lv, Buffers b, const Span* spans) {
+  extern __shared__ uint4 smem_sort[];
+  auto& sh = *reinterpret_cast<typename Sorter::Shared*>(smem_sort);
+  __shared__ std::uint32_t ticket;
+  for (WorkQueue queue;
+       queue.Next(true, &lv.state->next_overflow, lv.state->overflow_count, &ticket);) {
+    const Span span = spans[queue.item()];
+    const std::uint32_t* part = LevelTarget(b, lv.state->level);
+    Sorter::SortBucket(part + span.begin, b.out + span.begin, span.len, sh);
+  }
+}
+
 // ------------------------------------------------------------------ launchers
 
 namespace {
@@ -395,7 +436,8 @@ unsigned GridFor(const Level& lv, const void* kernel, int threads, std::size_t s
 
 template <class Sorter>
 void LaunchSortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
-                       const SpanList& list, std::uint32_t items, cudaStream_t stream) {
+                       const SpanList& list, const SpanList& overflow, std::uint32_t overflow_keys,
+                       std::uint32_t items, cudaStream_t stream) {
   const auto kernel = SortBucketsKernel<Sorter>;
   constexpr std::size_t kSmem = sizeof(typename Sorter::Shared);
   // Over 48 KiB of dynamic shared memory must be opted into; repeating it is cheap and keeps
@@ -405,7 +447,20 @@ void LaunchSortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* s
   const unsigned grid =
       GridFor(lv, reinterpret_cast<const void*>(kernel), Sorter::kThreads, kSmem, items);
   if (grid == 0) return;
-  kernel<<<grid, Sorter::kThreads, kSmem, stream>>>(lv, b, scanned, list);
+  kernel<<<grid, Sorter::kThreads, kSmem, stream>>>(lv, b, scanned, list, overflow, overflow_keys);
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+template <class Sorter>
+void LaunchSortOverflow(const Level& lv, const Buffers& b, const SpanList& overflow,
+                        cudaStream_t stream) {
+  const auto kernel = SortOverflowKernel<Sorter>;
+  constexpr std::size_t kSmem = sizeof(typename Sorter::Shared);
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(kSmem)));
+  const unsigned grid =
+      staged::ResidentBlocks(reinterpret_cast<const void*>(kernel), Sorter::kThreads, kSmem);
+  kernel<<<grid, Sorter::kThreads, kSmem, stream>>>(lv, b, overflow.spans);
   CUDA_CHECK_LAST_LAUNCH();
 }
 }  // namespace
@@ -436,27 +491,49 @@ void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, 
 }
 
 void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
-                 const SpanList& list, BucketSorter sorter, std::uint32_t tile_keys,
-                 std::uint32_t items, cudaStream_t stream) {
+                 const SpanList& list, const SpanList& overflow, BucketSorter sorter,
+                 std::uint32_t tile_keys, std::uint32_t items, cudaStream_t stream) {
+  const std::uint32_t overflow_keys = overflow.capacity > 0 ? OverflowTile(sorter).keys : 0;
+  if (overflow.capacity > 0 && overflow_keys <= tile_keys) {
+    throw std::invalid_argument("SortBuckets: an overflow list needs a tile larger than " +
+                                std::to_string(tile_keys) + " keys (see OverflowTile)");
+  }
+  const auto launch = [&](auto tile) {
+    LaunchSortBuckets<decltype(tile)>(lv, b, scanned, list, overflow, overflow_keys, items, stream);
+  };
   if (sorter == BucketSorter::kCounting && tile_keys == 4096) {
-    LaunchSortBuckets<CountingTile<4096>>(lv, b, scanned, list, items, stream);
+    launch(CountingTile<4096>{});
   } else if (sorter == BucketSorter::kCounting && tile_keys == 8192) {
-    LaunchSortBuckets<CountingTile<8192>>(lv, b, scanned, list, items, stream);
+    launch(CountingTile<8192>{});
   } else if (sorter == BucketSorter::kCounting && tile_keys == 16384) {
-    LaunchSortBuckets<CountingTile<16384>>(lv, b, scanned, list, items, stream);
+    launch(CountingTile<16384>{});
   } else if (sorter == BucketSorter::kRadix && tile_keys == 4096) {
-    LaunchSortBuckets<RadixTile<256, 16>>(lv, b, scanned, list, items, stream);
+    launch(RadixTile<256, 16>{});
   } else if (sorter == BucketSorter::kRadix && tile_keys == 8192) {
-    LaunchSortBuckets<RadixTile<512, 16>>(lv, b, scanned, list, items, stream);
+    launch(RadixTile<512, 16>{});
   } else if (sorter == BucketSorter::kRadix && tile_keys == 36864) {
-    LaunchSortBuckets<RadixTile<512, 72>>(lv, b, scanned, list, items, stream);
+    launch(RadixTile<512, 72>{});
   } else if (sorter == BucketSorter::kBitonic && tile_keys == 4096) {
-    LaunchSortBuckets<BitonicTile<4096>>(lv, b, scanned, list, items, stream);
+    launch(BitonicTile<4096>{});
   } else if (sorter == BucketSorter::kBitonic && tile_keys == 8192) {
-    LaunchSortBuckets<BitonicTile<8192>>(lv, b, scanned, list, items, stream);
+    launch(BitonicTile<8192>{});
   } else {
     throw std::invalid_argument("SortBuckets: no tile of " + std::to_string(tile_keys) +
                                 " keys for this sorter (see TilesOf)");
+  }
+}
+
+void SortOverflow(const Level& lv, const Buffers& b, const SpanList& overflow, BucketSorter sorter,
+                  cudaStream_t stream) {
+  if (overflow.capacity == 0) return;
+  const std::uint32_t keys = OverflowTile(sorter).keys;
+  if (sorter == BucketSorter::kCounting && keys == 16384) {
+    LaunchSortOverflow<CountingTile<16384>>(lv, b, overflow, stream);
+  } else if (sorter == BucketSorter::kBitonic && keys == 8192) {
+    LaunchSortOverflow<BitonicTile<8192>>(lv, b, overflow, stream);
+  } else if (keys != 0) {
+    throw std::invalid_argument("SortOverflow: no overflow tile of " + std::to_string(keys) +
+                                " keys for this sorter");
   }
 }
 
@@ -487,8 +564,8 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
   });
   timed(Stage::kPartition, [&] { Partition(lv, b, ws.matrix.data(), plan.chunks, stream); });
   timed(Stage::kSort, [&] {
-    SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), ws.options().sorter, plan.tile.keys,
-                plan.buckets, stream);
+    SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), SpanList{}, ws.options().sorter,
+                plan.tile.keys, plan.buckets, stream);
   });
   timed(Stage::kDeeper, [&] { RunDeeperLevels(ws, b, stream); });
   // snippet-end: ch03-opt-sort

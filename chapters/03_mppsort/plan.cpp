@@ -27,6 +27,13 @@ TileShape DeeperTile(BucketSorter sorter) {
   return sorter == BucketSorter::kRadix ? tiles[count - 1] : tiles[0];
 }
 
+TileShape OverflowTile(BucketSorter sorter) {
+  int count = 0;
+  const TileShape* tiles = TilesOf(sorter, count);
+  const TileShape largest = tiles[count - 1];
+  return largest.keys > DeeperTile(sorter).keys ? largest : TileShape{0, 0};
+}
+
 std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
   const std::uint64_t h = (n + target - 1) / target;
   return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(h, 1, kMaxBuckets));
@@ -58,10 +65,10 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
 
 std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // A deeper segment of len keys has c = ceil(len / kChunk) chunks and h buckets, where h is
-  // at most kMaxDeeperBuckets, at most max(kMinDeepBuckets, ceil(2 len / target)) and every
+  // at most kMaxDeeperBuckets, at most max(kMinDeepBuckets, ceil(len / target)) and every
   // segment is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
   //   h * c <= len / 8 (kMaxDeeperBuckets / kChunk) + 65 * (len / kChunk + 1)
-  //            + 2 len / target + ...
+  //            + len / target + ...
   // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
   // Level 0 of every m <= n keys, not only of n: a workspace serves smaller sorts too, and the

@@ -111,6 +111,8 @@ struct LevelState {
   std::uint32_t tile_target = 0;      ///< mean bucket size the level aimed at
   std::uint32_t minmax_segments = 0;  ///< segments whose range SegmentMinMaxKernel must reduce
   std::uint32_t next_sort = 0;        ///< work queue of SortBucketsKernel (bucket sizes vary)
+  std::uint32_t overflow_count = 0;   ///< buckets listed for `OverflowTile` (the overflow list)
+  std::uint32_t next_overflow = 0;    ///< work queue of SortOverflowKernel
   std::uint32_t error = 0;            ///< nonzero: a bound was exceeded (the sort is incomplete)
 };
 
@@ -135,6 +137,13 @@ const TileShape* TilesOf(BucketSorter sorter, int& count);
 /// leaves the fewest oversized buckets).
 /// @param[in] sorter the on-chip sort
 TileShape DeeperTile(BucketSorter sorter);
+/// The tile that sorts a deeper level's buckets over `DeeperTile` (after the level's step 5,
+/// from a list): the largest tile of @p sorter, or keys 0 when that is the deeper tile itself
+/// (the radix sorter). A bucket a little over the small tile (a Poisson tail, or the edge of a
+/// cluster where the bucket count followed the segment's length, not its keys' spread) is
+/// sorted at once instead of costing the segment another level.
+/// @param[in] sorter the on-chip sort
+TileShape OverflowTile(BucketSorter sorter);
 /// Buckets of level 0: ceil(n / target) in [1, kMaxBuckets].
 /// @param[in] n keys
 /// @param[in] target mean bucket size

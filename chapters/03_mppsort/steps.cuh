@@ -44,19 +44,32 @@ void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, 
                cudaStream_t stream);
 
 /// Step 5: sorts every bucket of at most `tile.keys` keys on chip from `LevelTarget` into `out`;
-/// a larger bucket is listed in @p list with its min and max when it has at most
-/// kBlockMinMaxKeys keys (or copied to `out` when all equal), unreduced when longer.
+/// a larger bucket goes to @p overflow when it fits `OverflowTile(sorter)` (and the list has
+/// room: capacity 0 turns it off), else to @p list with its min and max when it has at most
+/// kBlockMinMaxKeys keys (or is copied to `out` when all equal), unreduced when longer.
 /// @param[in] lv the level
 /// @param[in] b the sort's arrays
 /// @param[in] scanned exclusive scan of the level's matrix (bucket b starts at its column 0)
 /// @param[in] list where oversized buckets go
-/// @param[in] sorter radix or bitonic
+/// @param[in] overflow where buckets for the overflow tile go (`SortOverflow` sorts them)
+/// @param[in] sorter counting, radix or bitonic
 /// @param[in] tile_keys the level's tile: one of `TilesOf(sorter)`
 /// @param[in] items the level's buckets (used when !lv.dynamic)
 /// @param[in] stream stream
 void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
-                 const SpanList& list, BucketSorter sorter, std::uint32_t tile_keys,
-                 std::uint32_t items, cudaStream_t stream);
+                 const SpanList& list, const SpanList& overflow, BucketSorter sorter,
+                 std::uint32_t tile_keys, std::uint32_t items, cudaStream_t stream);
+
+/// Step 5 for the overflow list: sorts each bucket `SortBuckets` listed there with
+/// `OverflowTile(sorter)` (a resident grid taking the list's entries in turn). Does nothing when
+/// the list's capacity is 0.
+/// @param[in] lv the level (its state counts the list's entries)
+/// @param[in] b the sort's arrays
+/// @param[in] overflow the list `SortBuckets` filled
+/// @param[in] sorter counting, radix or bitonic
+/// @param[in] stream stream
+void SortOverflow(const Level& lv, const Buffers& b, const SpanList& overflow, BucketSorter sorter,
+                  cudaStream_t stream);
 
 /// Min and max of every segment marked `needs_minmax` (a span longer than kBlockMinMaxKeys),
 /// one block per chunk folding into the segment's range with atomicMin/atomicMax.
@@ -89,8 +102,8 @@ void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const
                cudaStream_t stream);
 
 /// One level planned on the device: SegmentMinMax, Histogram, the scan of the whole matrix
-/// buffer (its size is the only bound the host knows), Partition, SortBuckets, then PlanLevel
-/// for the next one. The body of the deeper levels' loop.
+/// buffer (its size is the only bound the host knows), Partition, SortBuckets, SortOverflow,
+/// then PlanLevel for the next one. The body of the deeper levels' loop.
 /// @param[in] ws the sort's workspace (tables, matrix, lists)
 /// @param[in] b the sort's arrays
 /// @param[in] params the closing PlanLevel's parameters (graph condition)

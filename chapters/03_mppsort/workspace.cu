@@ -41,6 +41,8 @@ void Workspace::Allocate(std::size_t capacity) {
       ch02::optimized::ExclusiveScanTempBytes<std::uint32_t>(matrix_capacity_), 1));
   segments = staged::DeviceBuffer<Segment>(span_capacity_);
   spans = staged::DeviceBuffer<Span>(span_capacity_);
+  // A bucket for the overflow tile is longer than the deeper tile, so at most as many as spans.
+  overflow = staged::DeviceBuffer<Span>(span_capacity_);
   planned_n_ = 0;
   ++generation_;
 }
@@ -77,6 +79,13 @@ KeyRange* Workspace::FirstRange() {
 }
 
 SpanList Workspace::Spans() { return SpanList{spans.data(), span_count.data(), span_capacity_}; }
+
+SpanList Workspace::Overflow() {
+  if (OverflowTile(options_.sorter).keys == 0) return SpanList{};
+  auto* count = reinterpret_cast<std::uint32_t*>(reinterpret_cast<char*>(state.data()) +
+                                                 offsetof(LevelState, overflow_count));
+  return SpanList{overflow.data(), count, span_capacity_};
+}
 
 LevelState Workspace::ReadState(cudaStream_t stream) {
   CUDA_CHECK(cudaMemcpyAsync(h_state.data(), state.data(), sizeof(LevelState),

@@ -51,6 +51,9 @@ class Workspace {
   KeyRange* FirstRange();
   /// The oversized-bucket list.
   SpanList Spans();
+  /// The deeper levels' overflow list (`OverflowTile`; capacity 0 when the sorter has none),
+  /// counted in the deeper state.
+  SpanList Overflow();
   /// Entries of the histogram matrix buffer.
   std::uint64_t matrix_capacity() const { return matrix_capacity_; }
   /// Entries of the span list and of the deeper segment table.
@@ -73,6 +76,7 @@ class Workspace {
   staged::DeviceBuffer<Segment> segments;           ///< the deeper level's table
   staged::DeviceBuffer<LevelState> state;           ///< the deeper level's state
   staged::DeviceBuffer<Span> spans;                 ///< oversized buckets of a level
+  staged::DeviceBuffer<Span> overflow;              ///< buckets for the overflow tile
   staged::DeviceBuffer<std::uint32_t> span_count;   ///< entries of `spans`
   staged::PinnedBuffer<LevelState> h_state;         ///< host copy of `state`
 
