@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/errors.hpp"
 #include "common/generate.hpp"
@@ -163,6 +164,35 @@ TEST(Planning, CapacityCoversLevelZeroOfEverySmallerN) {
       for (const std::uint64_t n : sizes) {
         if (n > cap) continue;
         ASSERT_LE(optimized::PlanFirstLevel(n, s).matrix, capacity) << "cap " << cap << " n " << n;
+      }
+    }
+  }
+}
+
+TEST(SampledCore, EndsAndEqualWidthsBetween) {
+  // Keys below the core go to bucket 0, above it to h - 1, and the core's keys to 1 .. h - 2 in
+  // order; a one-value core is bucket 1; the full key range does not overflow.
+  for (const optimized::KeyRange core :
+       {optimized::KeyRange{1000, 100999}, optimized::KeyRange{5, 5},
+        optimized::KeyRange{0, 0xFFFFFFFFu}, optimized::KeyRange{0xFFFFFFF0u, 0xFFFFFFFFu}}) {
+    for (std::uint32_t h : {3u, 4u, 100u, optimized::kMaxDeeperBuckets}) {
+      const optimized::CoreMap map = optimized::CoreMapOf(core, h);
+      if (core.min > 0) EXPECT_EQ(map(core.min - 1), 0u);
+      EXPECT_EQ(map(0), core.min > 0 ? 0u : 1u);
+      if (core.max < 0xFFFFFFFFu) EXPECT_EQ(map(core.max + 1), h - 1);
+      EXPECT_EQ(map(core.min), 1u);
+      // The core's largest key is in its last bucket when the core has a value per bucket.
+      const std::uint64_t values = std::uint64_t{core.max} - core.min + 1;
+      if (values >= h - 2) EXPECT_EQ(map(core.max), h - 2);
+      EXPECT_LE(map(core.max), h - 2);
+      std::uint32_t prev = 1;
+      const std::uint64_t width = std::uint64_t{core.max} - core.min;
+      for (std::uint64_t t = 0; t <= 1000; ++t) {
+        const auto key = static_cast<std::uint32_t>(core.min + width * t / 1000);
+        const std::uint32_t b = map(key);
+        ASSERT_GE(b, prev) << "monotone";
+        ASSERT_LE(b, h - 2);
+        prev = b;
       }
     }
   }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/device_buffer.hpp"
 #include "common/generate.hpp"
@@ -364,6 +365,8 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
     EXPECT_EQ(s.begin, spans[i].begin);
     EXPECT_EQ(s.len, spans[i].len);
     EXPECT_EQ(s.needs_minmax, i == 1 ? 1u : 0u);
+    // The unreduced span (a skewed cluster) is bucketed over a sampled core.
+    EXPECT_EQ(s.sampled, i == 1 ? 1u : 0u);
     // Level 1: ceil(len / target), at least 2.
     EXPECT_EQ(s.buckets, std::max<std::uint32_t>(2, (spans[i].len + 35499) / 35500));
     EXPECT_EQ(s.chunks, (spans[i].len + optimized::kChunk - 1) / optimized::kChunk);
@@ -385,6 +388,9 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
                        nullptr);
   EXPECT_EQ(d_state.ToHost()[0].level, 2u);
   EXPECT_EQ(d_segs.ToHost()[2].buckets, optimized::kMinDeepBuckets);
+  // Past kMaxSampledLevel every segment has equal-width buckets over its range.
+  static_assert(optimized::kMaxSampledLevel == 1);
+  EXPECT_EQ(d_segs.ToHost()[1].sampled, 0u);
 
   // Past the last level, or over the matrix bound, nothing is planned and the error is set.
   optimized::LevelState deep;
@@ -404,7 +410,7 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
   EXPECT_NE(d_state.ToHost()[0].error, 0u);
 }
 
-TEST_F(OptimizedKernels, SegmentMinMaxReducesOnlyMarkedSegments) {
+TEST_F(OptimizedKernels, SurveyReducesOnlyMarkedSegments) {
   const std::vector<std::uint32_t> keys = Keys(100003, Distribution::kUniform);
   std::vector<optimized::Segment> segs(2);
   segs[0].begin = 0;
@@ -427,7 +433,7 @@ TEST_F(OptimizedKernels, SegmentMinMaxReducesOnlyMarkedSegments) {
   d_state.CopyFromHost(&st, 1);
   DeviceBuffer<std::uint32_t> d_part(keys);
   const optimized::Level lv{d_segs.data(), d_state.data(), true};
-  optimized::SegmentMinMax(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  optimized::SurveySegments(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
   std::vector<optimized::Segment> got = d_segs.ToHost();
   const auto [lo, hi] = std::minmax_element(keys.begin(), keys.begin() + 40000);
   EXPECT_EQ(got[0].range.min, *lo);
@@ -439,9 +445,152 @@ TEST_F(OptimizedKernels, SegmentMinMaxReducesOnlyMarkedSegments) {
   d_state.CopyFromHost(&st, 1);
   segs[0].range = {0xFFFFFFFFu, 0};
   d_segs.CopyFromHost(segs);
-  optimized::SegmentMinMax(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  optimized::SurveySegments(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
   got = d_segs.ToHost();
   EXPECT_EQ(got[0].range.min, 0xFFFFFFFFu);
+}
+
+/// Surveys one sampled segment holding all of @p keys (level 1, h buckets) and returns its
+/// core; checks that its range was reduced too.
+optimized::KeyRange SurveyCore(const std::vector<std::uint32_t>& keys, std::uint32_t h) {
+  optimized::Segment seg;
+  seg.len = static_cast<std::uint32_t>(keys.size());
+  seg.needs_minmax = 1;
+  seg.sampled = 1;
+  seg.buckets = h;
+  seg.chunks = (seg.len + optimized::kChunk - 1) / optimized::kChunk;
+  optimized::LevelState st;
+  st.level = 1;  // level 1 reads `part`
+  st.num_segments = 1;
+  st.chunks = seg.chunks;
+  st.minmax_segments = 1;
+  DeviceBuffer<optimized::Segment> d_segs(1);
+  d_segs.CopyFromHost(&seg, 1);
+  DeviceBuffer<optimized::LevelState> d_state(1);
+  d_state.CopyFromHost(&st, 1);
+  DeviceBuffer<std::uint32_t> d_part(keys);
+  const optimized::Level lv{d_segs.data(), d_state.data(), true};
+  optimized::SurveySegments(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  const optimized::Segment got = d_segs.ToHost()[0];
+  const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
+  EXPECT_EQ(got.range.min, *lo);
+  EXPECT_EQ(got.range.max, *hi);
+  return got.core;
+}
+
+/// Keys per bucket of @p keys under @p map with @p h buckets.
+template <class Map>
+std::vector<std::size_t> BucketSizes(const std::vector<std::uint32_t>& keys, const Map& map,
+                                     std::uint32_t h) {
+  std::vector<std::size_t> sizes(h, 0);
+  for (std::uint32_t k : keys) ++sizes.at(map(k));
+  return sizes;
+}
+
+TEST_F(OptimizedKernels, SurveyCoreFitsASkewedCluster) {
+  // A level-1 segment of the skewed distribution: level 0's bucket holding its cluster, 65536
+  // values wide, and the few uniform keys that share that bucket (here 1 in 4000, spread over
+  // the whole key range). Equal widths over [min, max] put the cluster in a few buckets; over
+  // the sampled core every bucket of the cluster is near the mean, and each end bucket holds
+  // about one bucket's worth.
+  std::vector<std::uint32_t> keys = Keys(1000003, Distribution::kUniform);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i % 4000 != 0) keys[i] = 0x80000000u + (keys[i] & 0xFFFFu);
+  }
+  for (std::uint32_t h : {3u, 71u, optimized::kMaxDeeperBuckets}) {
+    const optimized::KeyRange core = SurveyCore(keys, h);
+    ASSERT_LE(core.min, core.max);
+    ASSERT_TRUE(std::find(keys.begin(), keys.end(), core.min) != keys.end()) << "a sampled key";
+    ASSERT_TRUE(std::find(keys.begin(), keys.end(), core.max) != keys.end()) << "a sampled key";
+    const std::vector<std::size_t> sizes = BucketSizes(keys, optimized::CoreMapOf(core, h), h);
+    const double mean = static_cast<double>(keys.size()) / h;
+    // An end bucket holds the keys beyond sample kSampleKeys / h of 8192: about one mean
+    // bucket, a few times that at most (the sample's spread at 4 samples per end).
+    EXPECT_LE(static_cast<double>(sizes.front()), 3 * mean) << "h " << h;
+    EXPECT_LE(static_cast<double>(sizes.back()), 3 * mean) << "h " << h;
+    EXPECT_GT(sizes.front(), 0u) << "h " << h;
+    EXPECT_GT(sizes.back(), 0u) << "h " << h;
+    if (h == optimized::kMaxDeeperBuckets) {
+      // Inside the core the cluster is uniform: its buckets hold the mean within a few Poisson
+      // deviations, except the few that the core's ends cut or the sparse tenth reaches.
+      const std::size_t near = std::count_if(sizes.begin(), sizes.end(), [&](std::size_t z) {
+        return std::abs(static_cast<double>(z) - mean) < 6 * std::sqrt(mean);
+      });
+      EXPECT_GE(near, sizes.size() * 9 / 10);
+    }
+  }
+}
+
+TEST_F(OptimizedKernels, SurveyCoreOfEqualKeysIsOneValue) {
+  // Half the keys one value v: the core is v or around it. All keys v: the core is [v, v], every
+  // key lands in bucket 1 and the level's sort step finds it all equal.
+  std::vector<std::uint32_t> keys = Keys(600001, Distribution::kUniform);
+  const std::uint32_t v = 123456789u;
+  for (std::size_t i = 0; i < keys.size(); i += 2) keys[i] = v;
+  optimized::KeyRange core = SurveyCore(keys, 512);
+  EXPECT_LE(core.min, v);
+  EXPECT_GE(core.max, v);
+  std::fill(keys.begin(), keys.end(), v);
+  core = SurveyCore(keys, 64);
+  EXPECT_EQ(core.min, v);
+  EXPECT_EQ(core.max, v);
+  EXPECT_EQ(optimized::CoreMapOf(core, 64)(v), 1u);
+}
+
+TEST_F(OptimizedKernels, HistogramAndPartitionFollowTheCore) {
+  // One sampled segment at level 1 with a core that leaves keys on both sides: the matrix counts
+  // keys per CoreMap bucket, and the partition leaves each bucket's keys contiguous in order.
+  const std::vector<std::uint32_t> keys = Keys(70001, Distribution::kSkewed);
+  const std::uint32_t h = 37;
+  const std::vector<std::uint32_t> sorted = Sorted(keys);
+  optimized::Segment seg;
+  seg.len = static_cast<std::uint32_t>(keys.size());
+  seg.range = {sorted.front(), sorted.back()};
+  seg.buckets = h;
+  seg.chunks = (seg.len + optimized::kChunk - 1) / optimized::kChunk;
+  seg.sampled = 1;
+  seg.core = {sorted[sorted.size() / 50], sorted[sorted.size() - sorted.size() / 40]};
+  const optimized::CoreMap map = optimized::CoreMapOf(seg.core, h);
+  optimized::LevelState st;
+  st.level = 1;  // reads `part`, partitions to `out`
+  st.num_segments = 1;
+  st.chunks = seg.chunks;
+  st.matrix = h * seg.chunks;
+  DeviceBuffer<optimized::Segment> d_segs(1);
+  d_segs.CopyFromHost(&seg, 1);
+  DeviceBuffer<optimized::LevelState> d_state(1);
+  d_state.CopyFromHost(&st, 1);
+  DeviceBuffer<std::uint32_t> d_part(keys), d_out(keys.size()), d_matrix(st.matrix);
+  const optimized::Level lv{d_segs.data(), d_state.data(), true};
+  const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};
+  optimized::Histogram(lv, b, d_matrix.data(), 0, nullptr);
+  std::vector<std::uint32_t> matrix = d_matrix.ToHost();
+  std::vector<std::size_t> want(h, 0);
+  for (std::uint32_t c = 0; c < seg.chunks; ++c) {
+    const std::size_t end = std::min<std::size_t>(keys.size(), (c + 1) * optimized::kChunk);
+    const std::vector<std::uint32_t> chunk(keys.begin() + c * optimized::kChunk,
+                                           keys.begin() + end);
+    const std::vector<std::size_t> sizes = BucketSizes(chunk, map, h);
+    for (std::uint32_t k = 0; k < h; ++k) {
+      ASSERT_EQ(matrix[k * seg.chunks + c], sizes[k]) << "bucket " << k << " chunk " << c;
+      want[k] += sizes[k];
+    }
+  }
+  EXPECT_GT(want.front(), 0u);
+  EXPECT_GT(want.back(), 0u);
+  std::vector<std::uint32_t> scanned(matrix.size());
+  std::exclusive_scan(matrix.begin(), matrix.end(), scanned.begin(), 0u);
+  d_matrix.CopyFromHost(scanned);
+  optimized::Partition(lv, b, d_matrix.data(), 0, nullptr);
+  const std::vector<std::uint32_t> out = d_out.ToHost();
+  std::size_t begin = 0;
+  for (std::uint32_t k = 0; k < h; ++k) {
+    for (std::size_t i = begin; i < begin + want[k]; ++i) {
+      ASSERT_EQ(map(out[i]), k) << "key " << out[i] << " at " << i;
+    }
+    begin += want[k];
+  }
+  EXPECT_EQ(Sorted(out), sorted) << "the partition is a permutation";
 }
 
 // ---------------------------------------------------------------------- end-to-end tests
@@ -661,6 +810,18 @@ TEST_F(OversizedBuckets, ReBucketingSortsANarrowCluster) {
   int levels = 0;
   EXPECT_EQ(RunSort(Variant::kOptimized, keys, &levels), Sorted(keys));
   EXPECT_GE(levels, 2);
+}
+
+TEST_F(OversizedBuckets, SampledCoreFinishesASkewedClusterAtLevelOne) {
+  // The skewed distribution's cluster (nine tenths of 2^21 keys) lands in one level-0 bucket of
+  // over kBlockMinMaxKeys keys: level 1 buckets it over its sampled core, where its buckets fit
+  // the tiles, so no third level runs (equal widths over its whole range needed one).
+  const std::vector<std::uint32_t> keys = Keys(std::size_t{1} << 21, Distribution::kSkewed);
+  for (Variant v : {Variant::kOptimized, Variant::kOptimizedHostLoop}) {
+    int levels = 0;
+    EXPECT_EQ(RunSort(v, keys, &levels), Sorted(keys)) << VariantName(v);
+    EXPECT_EQ(levels, 2) << VariantName(v) << ": level 0 and level 1";
+  }
 }
 
 TEST_F(OversizedBuckets, GeometricKeysConverge) {

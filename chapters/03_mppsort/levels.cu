@@ -13,9 +13,15 @@
  *    planning kernel sets (`cudaGraphSetConditional`). A sort never waits for the host, and when
  *    level 0 sorted everything the deeper levels cost one small kernel.
  *
+ * 4. A segment over kBlockMinMaxKeys (a skewed cluster) at level 1 is bucketed over a
+ *    core sampled from its keys (sampled_core.cuh), found by `SurveySegmentsKernel` beside the
+ *    min/max pass that such a segment needs anyway.
+ *
  * Termination: every segment of a deeper level has min < max and at least 2 buckets (64 from
- * level 2 on), so its range shrinks 2-fold (64-fold) per level; after kMaxLevels the planner
- * stops and flags an error instead of looping.
+ * level 2 on), so its range shrinks 2-fold (64-fold) per level, except for the end buckets of a
+ * sampled core, which are smaller than their segment but may keep its range; only level 1 is
+ * sampled, so every oversized bucket is still single-valued within kMaxLevels. Past kMaxLevels
+ * the planner stops and flags an error instead of looping.
  */
 #include <algorithm>
 #include <climits>
@@ -25,6 +31,7 @@
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/03_mppsort/block_scan.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/cuda_check.hpp"
 #include "common/resident_grid.hpp"
@@ -84,6 +91,9 @@ __global__ void __launch_bounds__(1024)
       const Span span = valid ? spans[i] : Span{0, 0, {UINT_MAX, 0}};
       const std::uint32_t h = valid ? DeeperBuckets(span.len, params.target, level) : 0;
       const std::uint32_t c = valid ? (span.len + kChunk - 1) / kChunk : 0;
+      // A span the sorting block reduced has min <= max; an unreduced one is {UINT_MAX, 0}: a
+      // skewed cluster, bucketed over a sampled core down to kMaxSampledLevel.
+      const bool unreduced = valid && span.range.min > span.range.max;
       std::uint32_t chunk_total, bucket_total;
       std::uint64_t matrix_total;
       const std::uint32_t c_before = BlockExclusiveSum<std::uint32_t>(c, chunk_total, sums32);
@@ -94,8 +104,7 @@ __global__ void __launch_bounds__(1024)
         Segment seg;
         seg.begin = span.begin;
         seg.len = span.len;
-        // A span the sorting block reduced has min <= max; an unreduced one is {UINT_MAX, 0}.
-        seg.needs_minmax = span.range.min > span.range.max ? 1 : 0;
+        seg.needs_minmax = unreduced ? 1 : 0;
         if (seg.needs_minmax != 0) atomicAdd(&marked, 1u);
         seg.range = span.range;
         seg.buckets = h;
@@ -103,6 +112,7 @@ __global__ void __launch_bounds__(1024)
         seg.chunk_base = chunks + c_before;
         seg.bucket_base = buckets + h_before;
         seg.matrix_base = static_cast<std::uint32_t>(matrix + m_before);
+        seg.sampled = unreduced && level <= kMaxSampledLevel && h >= 3 ? 1 : 0;
         segments[i] = seg;
       }
       chunks += chunk_total;
@@ -133,26 +143,38 @@ __global__ void __launch_bounds__(1024)
 }
 
 /**
- * @brief Min and max of the segments marked `needs_minmax` (buckets over kBlockMinMaxKeys, which
- *        one block would take too long over): each chunk is reduced by a block with chapter 01's
- *        `BlockMinMax`, and thread 0 folds it into the segment with atomicMin/atomicMax.
+ * @brief Surveys the segments marked `needs_minmax` (buckets over kBlockMinMaxKeys, which one
+ *        block would take too long over): samples the core of those planned
+ *        `Segment::sampled` (`SampleCore`, one block per segment), and reduces the min
+ *        and max of every marked one (one block per chunk, chapter 01's `BlockMinMax`, folded
+ *        into the segment with atomicMin/atomicMax).
+ *
+ * Items 0 .. segments - 1 are the samples, so that the blocks that sort them start first;
+ * the chunks follow. The sample does not need the range: a segment whose min turns out equal
+ * to its max is skipped by the level's later steps, whatever its core.
  * @par Launch configuration
- * A resident grid of kChunkThreads-thread blocks striding over the level's chunks.
+ * A resident grid of kChunkThreads-thread blocks striding over the level's items; static shared
+ * memory sizeof(SampleShared).
  * @pre the marked segments' ranges are {0xFFFFFFFF, 0} (PlanLevelKernel sets them so).
  * @param[in] lv the level
  * @param[in] b the sort's arrays (reads `LevelSource`)
- * @param[in,out] segments the level's table (ranges of marked segments)
- * Reads 4 bytes per key of the marked segments.
+ * @param[in,out] segments the level's table (ranges of marked segments, cores of sampled ones)
+ * Reads 4 bytes per key of the marked segments, and kSampleKeys keys per sampled one.
  */
 __global__ void __launch_bounds__(kChunkThreads)
-    SegmentMinMaxKernel(Level lv, Buffers b, Segment* segments) {
+    SurveySegmentsKernel(Level lv, Buffers b, Segment* segments) {
   __shared__ ch01::KeyOf<std::uint32_t> s_min[kChunkThreads / 32], s_max[kChunkThreads / 32];
+  __shared__ SampleShared sample;
   if (lv.state->minmax_segments == 0) return;  // the usual case: every span was reduced
   const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
   const std::uint32_t* keys = LevelSource(b, level);
-  for (WorkQueue queue; queue.Next(false, nullptr, lv.state->chunks, nullptr);) {
-    const std::uint32_t item = queue.item();
-    const ChunkView c = LocateChunk(lv.segments, num, item);
+  for (WorkQueue queue; queue.Next(false, nullptr, num + lv.state->chunks, nullptr);) {
+    if (queue.item() < num) {
+      const Segment seg = segments[queue.item()];
+      if (seg.sampled != 0) SampleCore(keys, seg, &segments[queue.item()].core, sample);
+      continue;
+    }
+    const ChunkView c = LocateChunk(lv.segments, num, queue.item() - num);
     if (segments[c.segment].needs_minmax == 0) continue;  // uniform per block
     std::uint32_t lo = UINT_MAX, hi = 0;
     constexpr int kPerThread = static_cast<int>(kChunk) / kChunkThreads;
@@ -184,10 +206,10 @@ void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void SegmentMinMax(const Level& lv, const Buffers& b, Segment* segments, cudaStream_t stream) {
+void SurveySegments(const Level& lv, const Buffers& b, Segment* segments, cudaStream_t stream) {
   const unsigned grid =
-      staged::ResidentBlocks(reinterpret_cast<const void*>(SegmentMinMaxKernel), kChunkThreads, 0);
-  SegmentMinMaxKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, segments);
+      staged::ResidentBlocks(reinterpret_cast<const void*>(SurveySegmentsKernel), kChunkThreads, 0);
+  SurveySegmentsKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, segments);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -207,7 +229,7 @@ void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& param
                         cudaStream_t stream) {
   // snippet-begin: ch03-level-body
   const Level lv{ws.segments.data(), ws.state.data(), true};
-  SegmentMinMax(lv, b, ws.segments.data(), stream);
+  SurveySegments(lv, b, ws.segments.data(), stream);
   Histogram(lv, b, ws.matrix.data(), 0, stream);
   // Only the device knows this level's matrix size; the buffer's is the bound the host knows.
   ch02::optimized::ExclusiveScan<std::uint32_t>(ws.matrix.data(), ws.matrix.data(),

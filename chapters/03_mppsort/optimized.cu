@@ -50,6 +50,9 @@
  * 17. A counting-sort bucket of fewer values than sub-buckets is written from its scanned counts
  *    (each output slot finds its value by halving the value range): one atomic per key, and no
  *    key moves through the tile.
+ * 18. A skewed cluster (a level-1 segment over kBlockMinMaxKeys) is bucketed over a core sampled
+ *    from its keys, with the few keys outside it in the two end buckets (sampled_core.cuh,
+ *    `SurveySegmentsKernel` in levels.cu): its buckets fit the tiles at level 1 instead of level 2.
  */
 #include <algorithm>
 #include <climits>
@@ -64,6 +67,7 @@
 #include "chapters/03_mppsort/counting_tile.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/radix_tile.cuh"
+#include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/cuda_check.hpp"
 #include "common/errors.hpp"
@@ -154,15 +158,14 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
     if (seg.range.min != seg.range.max) {  // uniform per block; an all-equal chunk is not counted
-      const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, seg.buckets);
       for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
       __syncthreads();  // counters zeroed before any thread adds
+      WithBucketMap(seg, [&](const auto& bucket) {
 #pragma unroll
-      for (int q = 0; q < kChunkKeysPerThread; ++q) {
-        if (q * kChunkThreads + threadIdx.x < c.len) {
-          atomicAdd(&counts[ArithmeticBucket(key[q], seg.range.min, scale)], 1u);
+        for (int q = 0; q < kChunkKeysPerThread; ++q) {
+          if (q * kChunkThreads + threadIdx.x < c.len) atomicAdd(&counts[bucket(key[q])], 1u);
         }
-      }
+      });
       __syncthreads();  // all keys counted
       for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
         matrix[seg.matrix_base + k * seg.chunks + c.local] = counts[k];
@@ -231,54 +234,55 @@ __global__ void __launch_bounds__(kChunkThreads)
     }
     // snippet-begin: ch03-opt-partition-rank
     if (!loaded) LoadChunk(keys, c, key);  // coalesced; in flight while the counters are zeroed
-    const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, seg.buckets);
-    for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
-    __syncthreads();  // counters zeroed
+    WithBucketMap(seg, [&](const auto& bucket) {
+      for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
+      __syncthreads();  // counters zeroed
 
-    // Each key's rank within its bucket comes from the shared atomic.
-    std::uint32_t rank[kChunkKeysPerThread];
+      // Each key's rank within its bucket comes from the shared atomic.
+      std::uint32_t rank[kChunkKeysPerThread];
 #pragma unroll
-    for (int q = 0; q < kChunkKeysPerThread; ++q) {
-      const std::uint32_t i = q * kChunkThreads + threadIdx.x;
-      if (i < c.len) {
-        rank[q] = atomicAdd(&counts[ArithmeticBucket(key[q], seg.range.min, scale)], 1u);
+      for (int q = 0; q < kChunkKeysPerThread; ++q) {
+        const std::uint32_t i = q * kChunkThreads + threadIdx.x;
+        if (i < c.len) {
+          rank[q] = atomicAdd(&counts[bucket(key[q])], 1u);
+        }
       }
-    }
-    __syncthreads();  // counts complete
-    // counts[k] becomes bucket k's local start.
-    BlockExclusiveScan<kBucketsPerThread>(counts, seg.buckets, scan_scratch);
-    // The chunk's column of the scanned matrix: one strided load per bucket, all of a thread's
-    // issued before the first is used (kMaxBuckets / kChunkThreads in flight, not one).
-    const std::uint32_t first = scanned[seg.matrix_base];
-    std::uint32_t slot[kBucketsPerThread];
+      __syncthreads();  // counts complete
+      // counts[k] becomes bucket k's local start.
+      BlockExclusiveScan<kBucketsPerThread>(counts, seg.buckets, scan_scratch);
+      // The chunk's column of the scanned matrix: one strided load per bucket, all of a thread's
+      // issued before the first is used (kMaxBuckets / kChunkThreads in flight, not one).
+      const std::uint32_t first = scanned[seg.matrix_base];
+      std::uint32_t slot[kBucketsPerThread];
 #pragma unroll
-    for (int u = 0; u < kBucketsPerThread; ++u) {
-      const std::uint32_t k = u * kChunkThreads + threadIdx.x;
-      if (k < seg.buckets) slot[u] = scanned[seg.matrix_base + k * seg.chunks + c.local];
-    }
-#pragma unroll
-    for (int u = 0; u < kBucketsPerThread; ++u) {
-      const std::uint32_t k = u * kChunkThreads + threadIdx.x;
-      // slot >= first + local start: no wrap-around
-      if (k < seg.buckets) run_base[k] = seg.begin + (slot[u] - first) - counts[k];
-    }
-#pragma unroll
-    for (int q = 0; q < kChunkKeysPerThread; ++q) {
-      const std::uint32_t i = q * kChunkThreads + threadIdx.x;
-      if (i < c.len) {
-        tile[counts[ArithmeticBucket(key[q], seg.range.min, scale)] + rank[q]] = key[q];
+      for (int u = 0; u < kBucketsPerThread; ++u) {
+        const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+        if (k < seg.buckets) slot[u] = scanned[seg.matrix_base + k * seg.chunks + c.local];
       }
-    }
-    __syncthreads();  // tile ranked and run bases ready
-    // snippet-end: ch03-opt-partition-rank
-    // snippet-begin: ch03-opt-partition-write
-    // key[] is free: the next chunk's loads go out now and land while this tile is written.
-    loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
-    for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
-      const std::uint32_t k = tile[i];
-      target[run_base[ArithmeticBucket(k, seg.range.min, scale)] + i] = k;  // consecutive i
-    }
-    __syncthreads();  // tile and run bases read before the next chunk overwrites them
+#pragma unroll
+      for (int u = 0; u < kBucketsPerThread; ++u) {
+        const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+        // slot >= first + local start: no wrap-around
+        if (k < seg.buckets) run_base[k] = seg.begin + (slot[u] - first) - counts[k];
+      }
+#pragma unroll
+      for (int q = 0; q < kChunkKeysPerThread; ++q) {
+        const std::uint32_t i = q * kChunkThreads + threadIdx.x;
+        if (i < c.len) {
+          tile[counts[bucket(key[q])] + rank[q]] = key[q];
+        }
+      }
+      __syncthreads();  // tile ranked and run bases ready
+      // snippet-end: ch03-opt-partition-rank
+      // snippet-begin: ch03-opt-partition-write
+      // key[] is free: the next chunk's loads go out now and land while this tile is written.
+      loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
+      for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
+        const std::uint32_t k = tile[i];
+        target[run_base[bucket(k)] + i] = k;  // consecutive i
+      }
+      __syncthreads();  // tile and run bases read before the next chunk overwrites them
+    });
     // snippet-end: ch03-opt-partition-write
   }
 }

@@ -44,6 +44,15 @@ inline constexpr std::uint32_t kMinDeepBuckets = 64;
 /// 2 on, so every oversized bucket is single-valued (all equal, hence final) by level 8; the
 /// margin covers the level that finds such a bucket's min == max.
 inline constexpr std::uint32_t kMaxLevels = 12;
+/// Keys drawn from a sampled segment to find its core (sampled_core.cuh), sorted by one block.
+inline constexpr std::uint32_t kSampleKeys = 8192;
+/// Deepest level whose unreduced segments (spans over kBlockMinMaxKeys) are bucketed over a
+/// sampled core: level 1, where a skewed cluster first shows up. The two end buckets of a core
+/// need not narrow the range; after this level the equal-width rule's 64-fold narrowing still
+/// makes every oversized bucket single-valued within kMaxLevels. (A cluster still over
+/// kBlockMinMaxKeys after level 1 is mostly one value, whose bucket the next level finds all
+/// equal: a second sample would not help it.)
+inline constexpr std::uint32_t kMaxSampledLevel = 1;
 
 /// The on-chip sort of step 5: a counting sort over narrow sub-buckets (counting_tile.cuh, the
 /// default), the seed's bitonic network (bitonic_tile.cuh), or a block radix sort
@@ -85,6 +94,10 @@ struct Segment {
   std::uint32_t chunk_base = 0;    ///< first chunk of the level that is this segment's
   std::uint32_t bucket_base = 0;   ///< first bucket of the level that is this segment's
   std::uint32_t matrix_base = 0;   ///< first entry of its buckets x chunks matrix
+  /// 0: equal-width buckets over `range`; 1: over `core`, with the keys below and above it in
+  /// the first and last bucket (sampled_core.cuh)
+  std::uint32_t sampled = 0;
+  KeyRange core{0xFFFFFFFFu, 0};  ///< the sampled core, written by SurveySegmentsKernel
 };
 
 /// A bucket too large for the tile, left for the next level.

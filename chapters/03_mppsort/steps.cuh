@@ -71,13 +71,14 @@ void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned
 void SortOverflow(const Level& lv, const Buffers& b, const SpanList& overflow, BucketSorter sorter,
                   cudaStream_t stream);
 
-/// Min and max of every segment marked `needs_minmax` (a span longer than kBlockMinMaxKeys),
-/// one block per chunk folding into the segment's range with atomicMin/atomicMax.
+/// Surveys every segment marked `needs_minmax` (a span longer than kBlockMinMaxKeys): its min and
+/// max, one block per chunk folding into the segment's range with atomicMin/atomicMax, and, for
+/// a segment planned `Segment::sampled`, its core from a sorted sample of its keys.
 /// @param[in] lv the level (dynamic: planned on the device)
 /// @param[in] b the sort's arrays
 /// @param[in,out] segments the level's table (the same as lv.segments)
 /// @param[in] stream stream
-void SegmentMinMax(const Level& lv, const Buffers& b, Segment* segments, cudaStream_t stream);
+void SurveySegments(const Level& lv, const Buffers& b, Segment* segments, cudaStream_t stream);
 
 /// What `PlanLevel` needs besides the lists.
 struct PlanParams {
@@ -101,7 +102,7 @@ struct PlanParams {
 void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const PlanParams& params,
                cudaStream_t stream);
 
-/// One level planned on the device: SegmentMinMax, Histogram, the scan of the whole matrix
+/// One level planned on the device: SurveySegments, Histogram, the scan of the whole matrix
 /// buffer (its size is the only bound the host knows), Partition, SortBuckets, SortOverflow,
 /// then PlanLevel for the next one. The body of the deeper levels' loop.
 /// @param[in] ws the sort's workspace (tables, matrix, lists)

@@ -1,0 +1,121 @@
+/**
+ * @file sampled_core.cuh
+ * @brief Equal-width buckets over a sampled core for the segments that defeat equal widths over
+ *        their [min, max]: a block draws kSampleKeys keys of the segment and sorts them; the
+ *        core is [sample k, sample S - 1 - k] with k = S / h, one bucket's worth of samples; the
+ *        keys below the core go to the first bucket, those above it to the last, and the h - 2
+ *        buckets between split the core evenly.
+ *
+ * A segment longer than kBlockMinMaxKeys is a skewed cluster: its keys crowd a small part of its
+ * [min, max] (a few thousand keys spread evenly would have been split by the level before), and
+ * a few keys far from the cluster stretch the range. Over [min, max], the cluster falls into a
+ * few buckets that need another level; over the core, the cluster is spread over every bucket,
+ * and the stray keys fill the two end buckets, each about one bucket's worth. Inside the core the
+ * buckets keep the equal-width spread (Poisson), not a sample's.
+ */
+#pragma once
+
+#include <climits>
+#include <cstdint>
+
+#include "chapters/03_mppsort/bitonic_tile.cuh"
+#include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/plan.hpp"
+
+namespace ch03::optimized {
+
+/// Equal-width buckets over a segment's [min, max] (`ArithmeticBucket`).
+struct EqualWidthMap {
+  std::uint32_t min;    ///< the segment's smallest key
+  std::uint64_t scale;  ///< `BucketScale` of the segment
+  /// The bucket of @p key.
+  __host__ __device__ __forceinline__ std::uint32_t operator()(std::uint32_t key) const {
+    return ArithmeticBucket(key, min, scale);
+  }
+};
+
+// snippet-begin: ch03-core-map
+/// Buckets of a sampled segment: 0 below the core, h - 1 above it, and 1 .. h - 2 equal widths
+/// over the core [lo, hi].
+struct CoreMap {
+  std::uint32_t lo;     ///< the core's smallest key
+  std::uint32_t hi;     ///< the core's largest key
+  std::uint64_t scale;  ///< `BucketScale(lo, hi, h - 2)`
+  std::uint32_t last;   ///< h - 1
+  /// The bucket of @p key.
+  __host__ __device__ __forceinline__ std::uint32_t operator()(std::uint32_t key) const {
+    return key < lo ? 0 : (key > hi ? last : 1 + ArithmeticBucket(key, lo, scale));
+  }
+};
+// snippet-end: ch03-core-map
+
+/// The map of a sampled segment of @p buckets buckets (at least 3) with core @p core.
+/// @param[in] core [lo, hi] of the core, lo <= hi
+/// @param[in] buckets h of the segment
+__host__ __device__ inline CoreMap CoreMapOf(const KeyRange& core, std::uint32_t buckets) {
+  return CoreMap{core.min, core.max, BucketScale(core.min, core.max, buckets - 2), buckets - 1};
+}
+
+/// Calls @p work with the bucket map of segment @p seg (min < max): a `CoreMap` when it was
+/// sampled, else an `EqualWidthMap`. Each kind of map gets its own copy of @p work, so neither
+/// keeps the other's values in registers. Uniform per block.
+/// @param[in] seg the segment
+/// @param[in] work callable taking the map
+template <class Work>
+__device__ __forceinline__ void WithBucketMap(const Segment& seg, Work&& work) {
+  if (seg.sampled != 0) {
+    work(CoreMapOf(seg.core, seg.buckets));
+  } else {
+    work(EqualWidthMap{seg.range.min, BucketScale(seg.range.min, seg.range.max, seg.buckets)});
+  }
+}
+
+/// Shared memory of `SampleCore`.
+struct SampleShared {
+  alignas(16) std::uint32_t tile[kSampleKeys];  ///< the sample, then sorted
+};
+
+/**
+ * @brief The core of segment @p seg: draws kSampleKeys of its keys (one at a fixed pseudo-random
+ *        offset in each of kSampleKeys equal strides, so that a sorted or periodic input is
+ *        sampled evenly), sorts them with the bitonic network, and writes samples k and
+ *        S - 1 - k, k = S / h.
+ * @pre blockDim.x * kBitonicKeysPerThread >= kSampleKeys; seg.buckets >= 3. Every thread of the
+ *      block calls it; it ends with a barrier.
+ * @param[in] keys the level's source
+ * @param[in] seg the segment (begin, len, buckets)
+ * @param[out] core where the core goes
+ * @param[in,out] sh the block's shared memory
+ */
+__device__ inline void SampleCore(const std::uint32_t* keys, const Segment& seg, KeyRange* core,
+                                  SampleShared& sh) {
+  // snippet-begin: ch03-sample-core
+  constexpr int kPerThread = 8;  // independent loads in flight per thread
+  const std::uint64_t stride = seg.len / kSampleKeys;
+  for (std::uint32_t base = 0; base < kSampleKeys; base += kPerThread * blockDim.x) {
+    std::uint32_t v[kPerThread];
+#pragma unroll
+    for (int q = 0; q < kPerThread; ++q) {
+      const std::uint32_t i = base + q * blockDim.x + threadIdx.x;
+      // A hash of (segment, i) picks the offset within the stride: the same keys give the same
+      // sample, run after run.
+      const std::uint64_t hash = std::uint64_t{((i + 1) * 0x9E3779B9u) ^ seg.begin} * 0x85EBCA6Bu;
+      const std::uint64_t pos =
+          std::uint64_t{i} * seg.len / kSampleKeys + (stride > 0 ? (hash >> 7) % stride : 0);
+      v[q] = i < kSampleKeys ? keys[seg.begin + pos] : 0;
+    }
+#pragma unroll
+    for (int q = 0; q < kPerThread; ++q) {
+      const std::uint32_t i = base + q * blockDim.x + threadIdx.x;
+      if (i < kSampleKeys) sh.tile[i] = v[q];
+    }
+  }
+  __syncthreads();  // the sample in the tile
+  BitonicSortTile(sh.tile, kSampleKeys);
+  const std::uint32_t k = kSampleKeys / seg.buckets;  // one bucket's worth of samples per end
+  if (threadIdx.x == 0) *core = KeyRange{sh.tile[k], sh.tile[kSampleKeys - 1 - k]};
+  // snippet-end: ch03-sample-core
+  __syncthreads();  // the tile may be refilled by the block's next segment
+}
+
+}  // namespace ch03::optimized
