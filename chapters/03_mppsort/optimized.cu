@@ -353,7 +353,7 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
     }
     // snippet-begin: ch03-opt-oversized-reduce
     if (len > kBlockMinMaxKeys) {
-      // One block would take long over it: SegmentMinMaxKernel reduces it at the next level.
+      // One block would take long over it: SurveySegmentsKernel reduces it at the next level.
       if (threadIdx.x == 0) AppendSpan(list, lv.state, Span{begin, len, {UINT_MAX, 0}});
       continue;
     }

@@ -35,7 +35,7 @@ inline constexpr std::uint32_t kMaxDeeperBuckets = 2048;
 /// sort step fills the GPU.
 inline constexpr std::uint32_t kMinFirstBuckets = 512;
 /// Longest oversized bucket whose min and max the sorting block reduces itself; longer ones (a
-/// skewed cluster) are reduced by `SegmentMinMaxKernel`, one block per chunk, at the next level.
+/// skewed cluster) are reduced by `SurveySegmentsKernel`, one block per chunk, at the next level.
 inline constexpr std::uint32_t kBlockMinMaxKeys = 1u << 18;
 /// Fewest buckets of a segment from the third level on: a segment that reaches it defeated
 /// equal-width buckets twice, so each further level narrows its range at least 64-fold.
@@ -88,7 +88,7 @@ struct Segment {
   std::uint32_t begin = 0;         ///< first key (absolute index)
   std::uint32_t len = 0;           ///< keys
   KeyRange range{0xFFFFFFFFu, 0};  ///< its keys' [min, max]
-  std::uint32_t needs_minmax = 0;  ///< 1: `range` is reduced by SegmentMinMaxKernel first
+  std::uint32_t needs_minmax = 0;  ///< 1: `range` is reduced by SurveySegmentsKernel first
   std::uint32_t buckets = 0;       ///< h of this segment
   std::uint32_t chunks = 0;        ///< ceil(len / kChunk)
   std::uint32_t chunk_base = 0;    ///< first chunk of the level that is this segment's
@@ -122,7 +122,7 @@ struct LevelState {
   std::uint32_t buckets = 0;          ///< sort work items (sum of buckets)
   std::uint32_t matrix = 0;           ///< histogram matrix entries (sum of buckets x chunks)
   std::uint32_t tile_target = 0;      ///< mean bucket size the level aimed at
-  std::uint32_t minmax_segments = 0;  ///< segments whose range SegmentMinMaxKernel must reduce
+  std::uint32_t minmax_segments = 0;  ///< segments whose range SurveySegmentsKernel must reduce
   std::uint32_t next_sort = 0;        ///< work queue of SortBucketsKernel (bucket sizes vary)
   std::uint32_t overflow_count = 0;   ///< buckets listed for `OverflowTile` (the overflow list)
   std::uint32_t next_overflow = 0;    ///< work queue of SortOverflowKernel
