@@ -26,6 +26,15 @@ a time from a rate), `agg=min|max` when the selectors match several rows (e.g.
 `n=2^16,2^17,2^18`), and a Python format (`fmt=.2f`, default `.3g`). A selector that matches no
 row, or several without `agg`, is an error.
 
+A verdict is generated from the same value, so a target's "met" cannot outlive its number:
+
+    | ≥ 0.7 × for every distribution | ... | **<!-- verdict 03 variant=optimized n=8M
+    dist=sorted,skewed col=vs_library agg=min ge=0.7 -->met<!-- /verdict -->** |
+
+`verdict` takes the options of `num` (without `fmt`) and one bound, `ge=<x>` (met when the value
+is at least x) or `le=<x>` (at most x), and writes `met` or `missed`. With `agg=min` and `ge`,
+every matched row must reach the bound.
+
 Pages: every chapter README, the root README.md, docs/pages/*.md and docs/results/README.md
 (whose tables name their CSV with `csv=<chapter folder>`).
 
@@ -47,6 +56,8 @@ HEADINGS = {"median_ms": "median ms", "min_ms": "min ms", "max_ms": "max ms",
 BLOCK = re.compile(r"(<!-- results:begin(?P<opts>[^>]*)-->\n)(?P<body>.*?)(<!-- results:end -->)",
                    re.S)
 NUM = re.compile(r"(<!--\s*num\s+(?P<opts>.*?)-->)(?P<value>.*?)(<!--\s*/num\s*-->)", re.S)
+VERDICT = re.compile(
+    r"(<!--\s*verdict\s+(?P<opts>.*?)-->)(?P<value>.*?)(<!--\s*/verdict\s*-->)", re.S)
 
 
 class MarkerError(Exception):
@@ -66,39 +77,55 @@ def parse_size(text):
     return text
 
 
-def number(opts, csvs):
+def measure(opts, csvs, kind="num"):
+    """The value a `num` or `verdict` marker names, and the marker's options."""
     words = opts.split()
     if not words:
-        raise MarkerError("num: empty marker")
+        raise MarkerError(f"{kind}: empty marker")
     source, pairs = words[0], dict(w.split("=", 1) for w in words[1:] if "=" in w)
     rows = csvs(source)
-    special = {"col", "ratio", "scale", "divide", "agg", "fmt"}
+    special = {"col", "ratio", "scale", "divide", "agg", "fmt", "ge", "le"}
     selectors = {k: [parse_size(x) if k == "n" else x for x in v.split(",")]
                  for k, v in pairs.items() if k not in special}
     matched = [r for r in rows if all(r.get(k) in vals for k, vals in selectors.items())]
     if not matched:
-        raise MarkerError(f"num {opts.strip()}: no row matches")
+        raise MarkerError(f"{kind} {opts.strip()}: no row matches")
     values = []
     for r in matched:
         if "ratio" in pairs:
             other = [o for o in rows if o["variant"] == pairs["ratio"] and o["n"] == r["n"]
                      and o["dist"] == r["dist"]]
             if len(other) != 1:
-                raise MarkerError(f"num {opts.strip()}: ratio row {pairs['ratio']} not unique")
+                raise MarkerError(
+                    f"{kind} {opts.strip()}: ratio row {pairs['ratio']} not unique")
             values.append(float(other[0]["median_ms"]) / float(r["median_ms"]))
         else:
             col = pairs.get("col")
             if col is None or col not in r:
-                raise MarkerError(f"num {opts.strip()}: col= names no column")
+                raise MarkerError(f"{kind} {opts.strip()}: col= names no column")
             values.append(float(r[col]))
     if len(values) > 1 and pairs.get("agg") not in ("min", "max"):
-        raise MarkerError(f"num {opts.strip()}: {len(values)} rows match; add agg=min|max")
+        raise MarkerError(f"{kind} {opts.strip()}: {len(values)} rows match; add agg=min|max")
     value = min(values) if pairs.get("agg") == "min" else max(values)
     if "divide" in pairs:
         value = float(pairs["divide"]) / value
     value *= float(pairs.get("scale", "1"))
+    return value, pairs
+
+
+def number(opts, csvs):
+    value, pairs = measure(opts, csvs)
     spec = pairs.get("fmt", ".3g")
     return format(round(value) if spec.endswith("d") else value, spec)
+
+
+def verdict(opts, csvs):
+    value, pairs = measure(opts, csvs, "verdict")
+    bounds = [k for k in ("ge", "le") if k in pairs]
+    if len(bounds) != 1:
+        raise MarkerError(f"verdict {opts.strip()}: name one bound, ge= or le=")
+    bound = float(pairs[bounds[0]])
+    return "met" if (value >= bound if bounds[0] == "ge" else value <= bound) else "missed"
 
 
 def fmt(column, value):
@@ -163,11 +190,15 @@ def update(page, default_rows, csvs):
     def replace_num(m):
         return m.group(1) + number(m.group("opts"), csvs) + m.group(4)
 
+    def replace_verdict(m):
+        return m.group(1) + verdict(m.group("opts"), csvs) + m.group(4)
+
     # Markers shown inside fenced code blocks (documentation about the markers) are left alone.
     parts = re.split(r"(^```[^\n]*\n.*?^```[^\n]*$)", text, flags=re.S | re.M)
     out = []
     for i, part in enumerate(parts):
-        out.append(part if i % 2 else NUM.sub(replace_num, BLOCK.sub(replace_table, part)))
+        out.append(part if i % 2 else VERDICT.sub(
+            replace_verdict, NUM.sub(replace_num, BLOCK.sub(replace_table, part))))
     return text, "".join(out)
 
 
