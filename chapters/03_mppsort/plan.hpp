@@ -40,9 +40,10 @@ inline constexpr std::uint32_t kBlockMinMaxKeys = 1u << 18;
 /// Fewest buckets of a segment from the third level on: a segment that reaches it defeated
 /// equal-width buckets twice, so each further level narrows its range at least 64-fold.
 inline constexpr std::uint32_t kMinDeepBuckets = 64;
-/// Most levels a sort may use. Ranges shrink at least 2-fold at level 1 and 64-fold from level
-/// 2 on, so every oversized bucket is single-valued (all equal, hence final) by level 8; the
-/// margin covers the level that finds such a bucket's min == max.
+/// Most levels a sort may use. Ranges shrink at least 2-fold at level 1 (except the end buckets
+/// of a sampled core, which need not shrink) and 64-fold from level 2 on, so every oversized
+/// bucket is single-valued (all equal, hence final) by level 8 (6 levels of 6 bits cover 32);
+/// the margin covers the level that finds such a bucket's min == max.
 inline constexpr std::uint32_t kMaxLevels = 12;
 /// Keys drawn from a sampled segment to find its core (sampled_core.cuh), sorted by one block.
 inline constexpr std::uint32_t kSampleKeys = 8192;

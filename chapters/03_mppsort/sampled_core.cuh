@@ -15,7 +15,6 @@
  */
 #pragma once
 
-#include <climits>
 #include <cstdint>
 
 #include "chapters/03_mppsort/bitonic_tile.cuh"
