@@ -20,7 +20,8 @@ In a page, a pair of HTML comments (invisible on a code host and in the site) ho
     <!-- /snippet -->
 
 The path is relative to the repository root. The block's language comes from the file's
-extension (.cu/.cuh: cuda, .cpp/.hpp/.h: cpp, .py: python, .sh: sh, .cmake: cmake). To add a
+extension (.cu/.cuh: cuda, .cpp/.hpp/.h: cpp, .py: python, .sh: sh, .cmake and CMakeLists.txt:
+cmake). To add a
 block, write the two comment lines and run this script; it fills in the fence.
 
 Usage: scripts/snippets.py [--check] [PAGE.md ...]     (default: every tracked *.md)
@@ -125,7 +126,8 @@ def fence_for(code):
 
 
 def render_block(rel, code):
-    language = LANGUAGES.get(pathlib.PurePosixPath(rel).suffix, "")
+    path = pathlib.PurePosixPath(rel)
+    language = "cmake" if path.name == "CMakeLists.txt" else LANGUAGES.get(path.suffix, "")
     fence = fence_for(code)
     return [fence + language] + code + [fence]
 

@@ -200,8 +200,10 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
         detail::LaunchVectorized(p, stream);
         break;
       case Stage::kDoubleBuffer:
+        detail::LaunchDoubleBuffer(p, stream);
+        break;
       case Stage::kWarpTile:
-        detail::LaunchDoubleBuffer(p, stage == Stage::kWarpTile, stream);
+        detail::LaunchWarpTile(p, stream);
         break;
       case Stage::kSplitK: {
         // As many splits as the workspace holds (none without one).

@@ -2,7 +2,8 @@
  * @file optimized.cu
  * @brief Stage 1 of the optimized path: the slides' 16×16 shared-memory tile (for float and
  *        int32_t). The later stages each have their own file (regblock.cu, vectorized.cu,
- *        doublebuffer.cu, pipeline.cu, splitk.cu, skinny.cu); dispatch.cpp picks one.
+ *        doublebuffer.cu, warptile.cu, pipeline.cu, splitk.cu, skinny.cu); dispatch.cpp picks
+ *        one.
  *
  * Changes relative to naive.cu:
  * 1. `tiled16`: a 16×16 block stages 16×16 tiles of A and B in shared memory; each element
@@ -13,10 +14,11 @@
  *    8×8 sub-tile held in registers; one shared value feeds 8 FFMAs.
  * 3. `vectorized` (vectorized.cu): 16-byte global loads, A stored transposed and padded in
  *    shared memory so both operands are read as float4 without bank conflicts.
- * 4. `doublebuffer` (doublebuffer.cu): two shared buffers; the next tile's global loads are
- *    issued before the current tile's FFMAs and stored after them, one barrier per tile.
- * 5. `warptile` (doublebuffer.cu): 32×64 warp tiles, two blocks per SM by __launch_bounds__,
- *    blocks walk C in groups of 8 tile rows.
+ * 4. `doublebuffer` (doublebuffer.cuh, compiled by doublebuffer.cu): two shared buffers; the
+ *    next tile's global loads are issued before the current tile's FFMAs and stored after
+ *    them, one barrier per tile; ptxas at register-usage level 10 keeps the loads there.
+ * 5. `warptile` (the same kernel, compiled by warptile.cu): 32×64 warp tiles, blocks walk C in
+ *    groups of 8 tile rows.
  * 6. `splitk` (splitk.cu): when the 128×128 tiles cannot fill the SMs, a tile of 64 or 128 from
  *    the shape and K split across blocks, partial sums reduced in a fixed order; the smaller
  *    tiles load through a three-stage cp.async pipeline (pipeline.cu).

@@ -83,11 +83,11 @@ void LaunchRegBlock(const Problem& p, cudaStream_t stream);
 /// Stage 3 (vectorized.cu). @param[in] p the product @param[in] stream the stream
 void LaunchVectorized(const Problem& p, cudaStream_t stream);
 
-/// Stages 4 and 5 (doublebuffer.cu).
-/// @param[in] p the product
-/// @param[in] warp_tiling false: stage 4; true: stage 5
-/// @param[in] stream the stream
-void LaunchDoubleBuffer(const Problem& p, bool warp_tiling, cudaStream_t stream);
+/// Stage 4 (doublebuffer.cu). @param[in] p the product @param[in] stream the stream
+void LaunchDoubleBuffer(const Problem& p, cudaStream_t stream);
+
+/// Stage 5 (warptile.cu). @param[in] p the product @param[in] stream the stream
+void LaunchWarpTile(const Problem& p, cudaStream_t stream);
 
 /// Where the double-buffered kernel writes and which part of K each block sums (split-K).
 struct SplitOutput {
