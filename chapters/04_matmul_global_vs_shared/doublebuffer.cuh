@@ -9,9 +9,9 @@
  *    current tile's FFMAs and stored into the other buffer after them, so one barrier per tile
  *    and no thread waits for a global load.
  * 2. `warptile`: each warp owns a 32×64 region of the block tile (lanes 4×8), so a warp's
- *    fragment reads touch 64 + 128 contiguous bytes (one shared wavefront each);
- *    `__launch_bounds__(256, 2)` keeps two blocks per SM; blocks walk C in groups of 8 tile
- *    rows so the A and B panels in flight stay in L2.
+ *    fragment reads touch 64 + 128 contiguous bytes (one shared wavefront each); blocks walk C
+ *    in groups of 8 tile rows so the A and B panels in flight stay in L2.
+ * Both stages ask `__launch_bounds__` for two blocks per SM (kMinBlocks).
  * 3. For stage 6, blockIdx.y selects a range of K whose partial product goes to its own slice
  *    of a workspace.
  */
@@ -129,7 +129,6 @@ __global__ void __launch_bounds__(kBm* kBn / 64, kMinBlocks)
                      split.vec_out);
 }
 
-
 /// Launches the instance of MatmulDoubleBufferKernel that fits @p p (tile kBm×kBn) over the splits
 /// of @p out; the file that calls it compiles the kernel, with its own ptxas options.
 template <int kBm, int kBn, bool kWarpTiling>
@@ -145,7 +144,6 @@ void LaunchDoubleBufferTile(const Problem& p, const SplitOutput& out, cudaStream
     CUDA_CHECK_LAST_LAUNCH();
   });
 }
-
 
 /// One split covering all of K, written straight to C (stages 4 and 5).
 /// @param[in] p the product
