@@ -13,6 +13,14 @@
 
 namespace staged {
 
+int SmCount() {
+  int device = 0;
+  int sms = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
 int BlocksPerSm(const void* kernel, int block_size, std::size_t dynamic_smem) {
   int per_sm = 0;
   CUDA_CHECK(
@@ -33,8 +41,7 @@ unsigned ResidentBlocks(const void* kernel, int block_size, std::size_t dynamic_
     const auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = SmCount();
   int per_sm = std::max(BlocksPerSm(kernel, block_size, dynamic_smem), 1);
   if (max_per_sm > 0) per_sm = std::min(per_sm, max_per_sm);
   const auto resident = static_cast<unsigned>(std::max(sms, 1) * per_sm);

@@ -19,6 +19,9 @@
 
 namespace staged {
 
+/// Streaming multiprocessors of the current device (an attribute query; not cached).
+int SmCount();
+
 /// Blocks of @p block_size threads with @p dynamic_smem bytes of dynamic shared memory each that
 /// one SM of the current device holds at once (the occupancy query; not cached: for reports and
 /// tests, and for `ResidentBlocks`).

@@ -90,6 +90,48 @@ class L2Flusher {
 /// Throws `std::logic_error` explaining that gated work waited for the host (see `TimeGpu`).
 [[noreturn]] void ThrowGateTimeout();
 
+/// Times one rep of GPU work at a time, as `TimeGpu` describes: flush L2 (when asked), close the
+/// gate (unless `options.gate` is false), record, enqueue, record, open, wait.
+class RepTimer {
+ public:
+  /// @param[in] options whether to flush L2 and to gate
+  /// @param[in] stream the stream the work is queued on
+  RepTimer(const TimingOptions& options, cudaStream_t stream) : stream_(stream), timer_(stream) {
+    if (options.flush_l2) flusher_.emplace();
+    if (options.gate) gate_.emplace();
+  }
+
+  /// Times one run of @p work(stream); throws `std::logic_error` when gated work waited for
+  /// the host.
+  template <typename Work>
+  double Time(Work&& work) {
+    if (flusher_) flusher_->Flush(stream_);
+    if (gate_) {
+      gate_->Close(stream_);
+      GateGuard open_on_exit(*gate_);
+      timer_.Start();
+      work(stream_);
+      timer_.Stop();
+    } else {
+      // Ungated work is timed with the host's share included: the flush must be over before
+      // the host starts issuing the rep, or the launches would hide behind it.
+      if (flusher_) CUDA_CHECK(cudaStreamSynchronize(stream_));
+      timer_.Start();
+      work(stream_);
+      timer_.Stop();
+    }
+    const double ms = timer_.ElapsedMs();
+    if (gate_ && gate_->TimedOut()) ThrowGateTimeout();
+    return ms;
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::optional<L2Flusher> flusher_;
+  std::optional<StreamGate> gate_;
+  GpuTimer timer_;
+};
+
 /// Runs @p work(stream) `warmup` times, then `reps` times between CUDA events; returns the stats.
 ///
 /// Each rep: flush L2 (when asked; ungated reps wait for the flush to finish first), close a
@@ -102,33 +144,35 @@ class L2Flusher {
 template <typename Work>
 TimingStats TimeGpu(const TimingOptions& options, Work&& work, cudaStream_t stream = nullptr) {
   for (int i = 0; i < options.warmup; ++i) work(stream);
-  std::optional<L2Flusher> flusher;
-  if (options.flush_l2) flusher.emplace();
-  std::optional<StreamGate> gate;
-  if (options.gate) gate.emplace();
+  RepTimer rep(options, stream);
   std::vector<double> samples;
   samples.reserve(options.reps > 0 ? options.reps : 1);
-  GpuTimer timer(stream);
-  for (int i = 0; i < (options.reps > 0 ? options.reps : 1); ++i) {
-    if (flusher) flusher->Flush(stream);
-    if (gate) {
-      gate->Close(stream);
-      GateGuard open_on_exit(*gate);
-      timer.Start();
-      work(stream);
-      timer.Stop();
-    } else {
-      // Ungated work is timed with the host's share included: the flush must be over before
-      // the host starts issuing the rep, or the launches would hide behind it.
-      if (flusher) CUDA_CHECK(cudaStreamSynchronize(stream));
-      timer.Start();
-      work(stream);
-      timer.Stop();
-    }
-    samples.push_back(timer.ElapsedMs());
-    if (gate && gate->TimedOut()) ThrowGateTimeout();
-  }
+  for (int i = 0; i < (options.reps > 0 ? options.reps : 1); ++i) samples.push_back(rep.Time(work));
   return Summarize(std::move(samples));
+}
+
+/// @brief Times several pieces of work in turn: each runs `warmup` times, then every rep is a
+///        round in which each work runs once, timed as `TimeGpu` times a rep. Returns the stats
+///        of each work, in the order given.
+///
+/// Over a run of seconds of compute-bound work a GPU's clock drifts (it heats up, it meets its
+/// power limit); timed one after the other, the work timed last would pay for it. In turn, every
+/// work sees the same drift.
+template <typename Work>
+std::vector<TimingStats> TimeGpuInTurn(const TimingOptions& options,
+                                       const std::vector<Work>& works,
+                                       cudaStream_t stream = nullptr) {
+  for (const auto& work : works) {
+    for (int i = 0; i < options.warmup; ++i) work(stream);
+  }
+  RepTimer rep(options, stream);
+  std::vector<std::vector<double>> samples(works.size());
+  for (int i = 0; i < (options.reps > 0 ? options.reps : 1); ++i) {
+    for (std::size_t w = 0; w < works.size(); ++w) samples[w].push_back(rep.Time(works[w]));
+  }
+  std::vector<TimingStats> stats;
+  for (auto& s : samples) stats.push_back(Summarize(std::move(s)));
+  return stats;
 }
 
 /// Times host code with `std::chrono::steady_clock` (warm-up runs first, like `TimeGpu`).

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <numeric>
 #include <stdexcept>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "common/device_buffer.hpp"
 #include "common/device_info.hpp"
 #include "common/errors.hpp"
+#include "common/resident_grid.hpp"
 #include "common/stream.hpp"
 #include "common/timer.hpp"
 #include "gpu_test.hpp"
@@ -90,6 +92,32 @@ TEST_F(GpuResources, GpuTimerMeasuresASpin) {
   EXPECT_LT(t.median_ms, 50.0);
 }
 
+TEST_F(GpuResources, InTurnTimesEachWorkInRoundsAndKeepsTheirOrder) {
+  // Three spins of about 1, 3 and 2 ms, timed in turn: each gets warmup + reps runs, in rounds
+  // (the order of the runs is recorded on the host), and its own stats in the order given.
+  int clock_khz = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
+  Stream s;
+  std::vector<int> order;
+  std::vector<std::function<void(cudaStream_t)>> works;
+  for (int ms : {1, 3, 2}) {
+    works.push_back([&, ms](cudaStream_t st) {
+      order.push_back(ms);
+      SpinKernel<<<1, 1, 0, st>>>(static_cast<long long>(clock_khz) * ms);
+      CUDA_CHECK_LAST_LAUNCH();
+    });
+  }
+  const std::vector<TimingStats> t = TimeGpuInTurn(TimingOptions{2, 4, true}, works, s.get());
+  ASSERT_EQ(t.size(), 3u);
+  const std::vector<int> expected = {1, 1, 3, 3, 2, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2, 1, 3, 2};
+  EXPECT_EQ(order, expected);
+  for (const TimingStats& x : t) EXPECT_EQ(x.reps, 4);
+  EXPECT_GT(t[0].min_ms, 0.8);
+  EXPECT_GT(t[1].min_ms, t[2].max_ms);
+  EXPECT_GT(t[2].min_ms, t[0].max_ms);
+  EXPECT_LT(t[1].median_ms, 50.0);
+}
+
 __global__ void EmptyTestKernel() {}
 
 TEST_F(GpuResources, EmptyLaunchUnderTheTimerCostsAFewMicroseconds) {
@@ -148,6 +176,11 @@ TEST_F(GpuResources, GateTimeoutZeroTurnsTheGateOff) {
   EXPECT_NO_THROW(t = TimeGpu(TimingOptions{0, 3, false, true}, work, s.get()));
   unsetenv("STAGED_GATE_TIMEOUT_S");
   EXPECT_GT(t.median_ms, 1.5) << "with the gate off the host's 2 ms are inside the timed region";
+}
+
+TEST_F(GpuResources, SmCountIsTheDevicesAttribute) {
+  const DeviceInfo info = RequireGpu();
+  EXPECT_EQ(SmCount(), info.sm_count);
 }
 
 TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
