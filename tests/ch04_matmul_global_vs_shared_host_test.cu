@@ -155,6 +155,7 @@ TEST(Ch04Stages, NamesParseAndBestIsListed) {
   EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kSkinny, 8, 4096));
   EXPECT_FALSE(optimized::TimedOnShape(optimized::Stage::kSkinny, 4096, 4096));
   EXPECT_TRUE(optimized::TimedOnShape(optimized::Stage::kDoubleBuffer, 8, 8));
+  EXPECT_EQ(optimized::ParseStage("streamk"), optimized::Stage::kStreamK);
 }
 
 // The shape rule, class by class, on an H200 (132 SMs).
@@ -192,10 +193,15 @@ constexpr Stage kLarge = optimized::kLargeShapeStage;
 INSTANTIATE_TEST_SUITE_P(
     H200, Ch04Rule,
     ::testing::Values(
-        // Enough 128×128 tiles for every SM, K longer than kShortK: the large-shape stage,
-        // aligned or not.
-        RuleCase{{4096, 4096, 4096}, kLarge}, RuleCase{{8192, 8192, 8192}, kLarge},
+        // Whole tiles, K of at least kStreamKMinK, a last wave at most 9/10 full: stream-K.
+        RuleCase{{4096, 4096, 4096}, Stage::kStreamK}, RuleCase{{8192, 8192, 8192}, Stage::kStreamK},
+        RuleCase{{1536, 1536, 2048}, Stage::kStreamK}, RuleCase{{4096, 4096, 1024}, Stage::kStreamK},
+        // Enough 128×128 tiles for every SM, K longer than kShortK, and no partial wave to
+        // share out (a last wave over 9/10 full, K too short, or tiles that are not whole):
+        // the large-shape stage.
         RuleCase{{2048, 2048, 2048}, kLarge}, RuleCase{{4096, 4096, 512}, kLarge},
+        RuleCase{{4096, 4096, 1008}, kLarge}, RuleCase{{4096, 4224, 4096}, kLarge},
+        RuleCase{{4096, 4096, 4104}, kLarge},
         RuleCase{{8192, 1024, 8192}, kLarge}, RuleCase{{4097, 4095, 4093}, kLarge},
         RuleCase{{1024, 2176, 65}, kLarge},
         // Short K: warp tiling.
@@ -250,6 +256,77 @@ INSTANTIATE_TEST_SUITE_P(H200, Ch04Plan,
                                            PlanCase{{4096, 4096, 4096}, 128, 128, 1},
                                            PlanCase{{2048, 2048, 2048}, 128, 128, 1}),
                          [](const auto& info) { return ShapeName(info.param.shape); });
+
+// Stage 8's plan on 132 SMs: how many tiles stage 4 computes whole, how the rest is shared.
+struct StreamKCase {
+  Shape shape;
+  int dp_tiles, sk_tiles, blocks, steps_per_block;
+};
+
+void PrintTo(const StreamKCase& c, std::ostream* os) { *os << ShapeName(c.shape); }
+
+/// A stream-K plan on 132 SMs that splits: stage 4 takes whole waves; the blocks are one wave
+/// at most, each with fewer k-steps than a tile has (so at most two pieces), and together they
+/// cover the stream-K tiles' k-steps once.
+void ExpectSharesEvenly(const optimized::StreamKPlan& plan, const Shape& s) {
+  const long long slots = 2LL * kH200Sms;
+  const long long steps = static_cast<long long>(plan.sk_tiles) * (s.k / optimized::kStreamKDepth);
+  EXPECT_EQ(plan.dp_tiles % slots, 0) << ShapeName(s);
+  EXPECT_EQ(plan.dp_tiles + plan.sk_tiles, (s.m / 128LL) * (s.n / 128)) << ShapeName(s);
+  EXPECT_LE(plan.blocks, slots) << ShapeName(s);
+  EXPECT_LE(plan.steps_per_block, s.k / optimized::kStreamKDepth) << ShapeName(s);
+  EXPECT_GE(static_cast<long long>(plan.blocks) * plan.steps_per_block, steps) << ShapeName(s);
+  EXPECT_LT(static_cast<long long>(plan.blocks - 1) * plan.steps_per_block, steps)
+      << ShapeName(s);
+}
+
+class Ch04StreamKPlan : public ::testing::TestWithParam<StreamKCase> {};
+
+TEST_P(Ch04StreamKPlan, SharesTheLastWaveEvenly) {
+  const StreamKCase& c = GetParam();
+  const Shape& s = c.shape;
+  const optimized::StreamKPlan plan = optimized::PlanStreamK(s.m, s.n, s.k, kH200Sms);
+  EXPECT_EQ(plan.dp_tiles, c.dp_tiles);
+  EXPECT_EQ(plan.sk_tiles, c.sk_tiles);
+  EXPECT_EQ(plan.blocks, c.blocks);
+  EXPECT_EQ(plan.steps_per_block, c.steps_per_block);
+  if (plan.sk_tiles > 0) ExpectSharesEvenly(plan, s);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    H200, Ch04StreamKPlan,
+    ::testing::Values(
+        // 3.88 waves: 792 tiles whole, 232 × 256 k-steps over 264 blocks.
+        StreamKCase{{4096, 4096, 4096}, 792, 232, 264, 225},
+        // 15.5 waves: 3960 whole, 136 × 512 k-steps over 264 blocks.
+        StreamKCase{{8192, 8192, 8192}, 3960, 136, 264, 264},
+        // Less than one wave (144 tiles): every tile shared, 144 × 128 k-steps.
+        StreamKCase{{1536, 1536, 2048}, 0, 144, 264, 70},
+        // One piece per block when the blocks outnumber the k-steps (3 tiles × 8).
+        StreamKCase{{128, 128 * 267, 128}, 264, 3, 24, 1},
+        // No split: a last wave over 9/10 full (256 of 264, 248 of 264), whole waves (528),
+        // tiles or k-steps that are not whole, nothing to multiply.
+        StreamKCase{{2048, 2048, 2048}, 0, 0, 0, 0}, StreamKCase{{8192, 1024, 8192}, 0, 0, 0, 0},
+        StreamKCase{{128 * 24, 128 * 22, 4096}, 0, 0, 0, 0},
+        StreamKCase{{4096, 4224 - 1, 4096}, 0, 0, 0, 0}, StreamKCase{{4096, 4096, 4104}, 0, 0, 0, 0},
+        StreamKCase{{0, 4096, 4096}, 0, 0, 0, 0}, StreamKCase{{4096, 4096, 0}, 0, 0, 0, 0}),
+    [](const auto& info) { return ShapeName(info.param.shape); });
+
+TEST(Ch04StreamKPlan, EveryWaveCountSplitsAsTheRuleSays) {
+  // Across 0 .. 4 waves of tiles and several K: the plan splits exactly when the last wave is
+  // non-empty and at most 9/10 full, and its blocks then cover the k-steps as stated.
+  for (int tiles_n = 1; tiles_n <= 1100; tiles_n += 7) {
+    for (int k : {16, 48, 1024, 4112}) {
+      const optimized::StreamKPlan plan = optimized::PlanStreamK(128, 128 * tiles_n, k, kH200Sms);
+      const int last_wave = tiles_n % (2 * kH200Sms);
+      const bool split = last_wave > 0 && 10 * last_wave <= 9 * 2 * kH200Sms;
+      ASSERT_EQ(plan.sk_tiles > 0, split) << tiles_n << " tiles, K " << k;
+      if (!split) continue;
+      EXPECT_EQ(plan.sk_tiles, last_wave);
+      ExpectSharesEvenly(plan, {128, 128 * tiles_n, k});
+    }
+  }
+}
 
 TEST(Ch04Stages, DimensionsAreChecked) {
   EXPECT_NO_THROW(CheckDimensions(0, 0, 0));

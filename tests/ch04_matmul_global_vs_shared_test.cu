@@ -17,15 +17,19 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "ch04_shapes.hpp"
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "common/errors.hpp"
 #include "common/generate.hpp"
+#include "common/resident_grid.hpp"
+#include "common/stream.hpp"
 #include "gpu_test.hpp"
 
 namespace ch04 {
@@ -277,12 +281,18 @@ INSTANTIATE_TEST_SUITE_P(
       return ShapeName(info.param.shape) + "_" + std::to_string(info.param.slices);
     });
 
+/// Block slots of one wave of stage 8 on the current device.
+int StreamKSlots() { return staged::SmCount() * optimized::kStreamKBlocksPerSm; }
+
 class Ch04Workspace : public staged::testing::GpuTest {};
 
-TEST_F(Ch04Workspace, OnlySplitKNeedsOneAndItMustBeAligned) {
+TEST_F(Ch04Workspace, OnlySplittingStagesNeedOneAndItMustBeAligned) {
   EXPECT_GT(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kSplitK), 0u);
   EXPECT_GT(optimized::WorkspaceBytes(127, 129, 4099), 0u);  // best = split-K here
-  EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4096), 0u);
+  // Best = stream-K at 4096³ when the tiles leave a partial last wave on this device.
+  EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4096) > 0,
+            optimized::PlanStreamK(4096, 4096, 4096, staged::SmCount()).sk_tiles > 0);
+  EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4104), 0u);  // K % 16 != 0: stage 4
   EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kDoubleBuffer), 0u);
   EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 0, optimized::Stage::kSplitK), 0u);
   staged::DeviceBuffer<float> a(64 * 64), b(64 * 64), c(64 * 64), ws(4096);
@@ -291,7 +301,155 @@ TEST_F(Ch04Workspace, OnlySplitKNeedsOneAndItMustBeAligned) {
                std::invalid_argument);
 }
 
+// -------------------------------------------------------------------------------------------
+// Stage 8 on shapes whose last wave this device's stream-K blocks share (built from its SM
+// count, so every case splits wherever it runs: the tests assert the plan first).
+
+/// A stream-K case: tile rows × tile columns from the slot count, and K.
+struct StreamKCase {
+  const char* name;
+  int (*tile_rows)(int slots);
+  int (*tile_cols)(int slots);
+  int k;
+};
+
+void PrintTo(const StreamKCase& c, std::ostream* os) { *os << c.name; }
+
+Shape StreamKShape(const StreamKCase& c) {
+  const int slots = StreamKSlots();
+  return {128 * c.tile_rows(slots), 128 * c.tile_cols(slots), c.k};
+}
+
+/// Runs stage 8 on @p s with @p ws_bytes of workspace (C poisoned first) and returns C.
+std::vector<float> RunStreamK(const staged::DeviceBuffer<float>& a,
+                              const staged::DeviceBuffer<float>& b, const Shape& s,
+                              std::size_t ws_bytes) {
+  staged::DeviceBuffer<float> c(Elements(s.m, s.n));
+  staged::DeviceBuffer<float> ws((ws_bytes + sizeof(float) - 1) / sizeof(float));
+  c.FillBytes(0xFF);
+  optimized::Matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k, optimized::Stage::kStreamK,
+                    nullptr, {ws.data(), ws_bytes});
+  CUDA_CHECK(cudaDeviceSynchronize());
+  return c.ToHost();
+}
+
+class Ch04StreamK : public staged::testing::GpuTestWithParam<StreamKCase> {};
+
+TEST_P(Ch04StreamK, SplitsAndMatchesCpu) {
+  const Shape s = StreamKShape(GetParam());
+  const optimized::StreamKPlan plan = optimized::PlanStreamK(s.m, s.n, s.k, staged::SmCount());
+  ASSERT_GT(plan.sk_tiles, 0) << ShapeName(s) << ": the case must split on this device";
+  const Reference& r = CpuReference(s);
+  staged::DeviceBuffer<float> a(r.a), b(r.b);
+  const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
+  ASSERT_GT(bytes, 0u);
+  const std::vector<float> out = RunStreamK(a, b, s, bytes);
+  const staged::VerifyReport rep =
+      CompareProduct(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k);
+  EXPECT_TRUE(rep.ok) << ShapeName(s) << ": " << rep.Summary();
+  // The split tiles' pieces are added in block order: the same bits on every run.
+  EXPECT_EQ(RunStreamK(a, b, s, bytes), out) << ShapeName(s) << " differs between two runs";
+}
+
+TEST_P(Ch04StreamK, ShortWorkspaceRunsStage4) {
+  const Shape s = StreamKShape(GetParam());
+  const Reference& r = CpuReference(s);
+  staged::DeviceBuffer<float> a(r.a), b(r.b);
+  const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
+  for (std::size_t given : {std::size_t{0}, bytes - 16}) {
+    const std::vector<float> out = RunStreamK(a, b, s, given);
+    const staged::VerifyReport rep =
+        CompareProduct(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k);
+    EXPECT_TRUE(rep.ok) << ShapeName(s) << " with " << given << " bytes: " << rep.Summary();
+  }
+}
+
+TEST_P(Ch04StreamK, TwoHostThreadsAgree) {
+  // Two host threads, each with its stream, workspace and output, at the same time: the same
+  // bits as one call alone.
+  const Shape s = StreamKShape(GetParam());
+  const Reference& r = CpuReference(s);
+  staged::DeviceBuffer<float> a(r.a), b(r.b);
+  const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
+  const std::vector<float> alone = RunStreamK(a, b, s, bytes);
+  std::vector<float> results[2];
+  std::string errors[2];
+  const auto run = [&](int i) {
+    try {
+      staged::Stream stream;
+      staged::DeviceBuffer<float> c(Elements(s.m, s.n));
+      staged::DeviceBuffer<float> ws(bytes / sizeof(float) + 1);
+      for (int rep = 0; rep < 3; ++rep) {
+        optimized::Matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k,
+                          optimized::Stage::kStreamK, stream.get(), {ws.data(), bytes});
+      }
+      CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      results[i] = c.ToHost();
+    } catch (const std::exception& e) {
+      errors[i] = e.what();
+    }
+  };
+  std::thread first(run, 0);
+  std::thread second(run, 1);
+  first.join();
+  second.join();
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(errors[i].empty()) << errors[i];
+    EXPECT_EQ(results[i], alone) << ShapeName(s) << ": thread " << i;
+  }
+}
+
+TEST_P(Ch04StreamK, UnalignedRunsStage4) {
+  // B or C one float past an aligned address: the stream-K blocks' 16-byte copies and stores
+  // cannot be used, and the stage runs stage 4 (its scalar instances) instead.
+  const Shape s = StreamKShape(GetParam());
+  const Reference& r = CpuReference(s);
+  const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
+  staged::DeviceBuffer<float> ws(bytes / sizeof(float));
+  staged::DeviceBuffer<float> a(r.a);
+  std::vector<float> b_shifted(r.b.size() + 1, 0.f);
+  std::copy(r.b.begin(), r.b.end(), b_shifted.begin() + 1);
+  staged::DeviceBuffer<float> b(r.b), b_off(b_shifted);
+  for (bool shift_b : {true, false}) {
+    staged::DeviceBuffer<float> c(Elements(s.m, s.n) + 1);
+    c.FillBytes(0xFF);
+    const float* b_ptr = shift_b ? b_off.data() + 1 : b.data();
+    float* c_ptr = shift_b ? c.data() : c.data() + 1;
+    optimized::Matmul(a.data(), b_ptr, c_ptr, s.m, s.n, s.k, optimized::Stage::kStreamK,
+                      nullptr, {ws.data(), bytes});
+    const std::vector<float> host = c.ToHost();
+    const float* out = host.data() + (shift_b ? 0 : 1);
+    const staged::VerifyReport rep =
+        CompareProduct(r.c.data(), out, r.abs_product.data(), r.c.size(), s.k);
+    EXPECT_TRUE(rep.ok) << ShapeName(s) << (shift_b ? " B" : " C") << " offset: " << rep.Summary();
+  }
+}
+
+// Each case reaches a different part of the stream-K blocks: HalfWave, ranges that cross a
+// tile boundary (K/16 not a multiple of the k-steps per block) over three rows of tiles;
+// ManyPieces, eight one-step pieces per tile; WholeTiles, one-step tiles that no block splits;
+// UnderAWave, no full wave at all (no stage-4 part).
+INSTANTIATE_TEST_SUITE_P(
+    Device, Ch04StreamK,
+    ::testing::Values(
+        StreamKCase{"HalfWave", [](int) { return 3; },
+                    [](int slots) { return slots / 2; }, 80},
+        StreamKCase{"ManyPieces", [](int) { return 1; },
+                    [](int slots) { return slots + 3; }, 128},
+        StreamKCase{"WholeTiles", [](int) { return 1; },
+                    [](int slots) { return slots + slots / 2; }, 16},
+        StreamKCase{"UnderAWave", [](int) { return 1; }, [](int slots) { return slots / 2; },
+                    208}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 class Ch04Residency : public staged::testing::GpuTest {};
+
+TEST_F(Ch04Residency, StreamKKernelsHoldTheBlocksThePlanAssumes) {
+  // PlanStreamK counts kStreamKBlocksPerSm blocks per SM for both of stage 8's kernels: stage
+  // 4's (the full waves) and the stream-K blocks'.
+  EXPECT_EQ(optimized::ResidentTileBlocks(128, 128), optimized::kStreamKBlocksPerSm);
+  EXPECT_EQ(optimized::ResidentStreamKBlocks(), optimized::kStreamKBlocksPerSm);
+}
 
 TEST_F(Ch04Residency, SplitKTilesHoldTheWarpsThePlanAssumes) {
   // PlanSplitK's model assumes kSplitKWarpsPerSm warps per SM for every tile; the kernels'

@@ -16,6 +16,7 @@
 #include "common/aligned_split.hpp"
 #include "common/cuda_check.hpp"
 #include "common/errors.hpp"
+#include "common/resident_grid.hpp"
 
 namespace ch04::optimized {
 
@@ -38,21 +39,14 @@ const std::vector<StageInfo> kStages = {
      "tile from the shape (64-wide via cp.async), K split across blocks, ordered reduction"},
     {Stage::kSkinny, "skinny", 8, 8, 256, 256, 2.0, 0.0, false,
      "one 8x8 tile of C per block, K split over 256 threads, shuffle reduction"},
+    {Stage::kStreamK, "streamk", 128, 128, 16, 256, 32.0, 2.0, false,
+     "stage 4 on whole waves, the last wave's k-steps split evenly over one wave (stream-K)"},
 };
 
 const StageInfo kBestInfo = {
     Stage::kBest, "best", 0, 0, 0, 0, 0.0, 0.0, true, "the stage ChooseStage picks for the shape"};
 
 long long CeilDiv(long long a, long long b) { return (a + b - 1) / b; }
-
-/// Streaming multiprocessors of the current device.
-int SmCount() {
-  int device = 0;
-  int sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
 
 /// Floats of workspace one split needs: M rows of N rounded up to a multiple of 4.
 std::size_t SliceFloats(int m, int n) { return static_cast<std::size_t>(m) * ((n + 3) / 4 * 4); }
@@ -114,6 +108,7 @@ Stage ChooseStage(int m, int n, int k, int sms) {
   if (std::min(m, n) <= kSkinnyMaxSide && 4 * skinny_tiles >= sms) return Stage::kSkinny;
   if (CeilDiv(m, 128) * CeilDiv(n, 128) < sms) return Stage::kSplitK;
   if (k <= kShortK) return Stage::kWarpTile;
+  if (k >= kStreamKMinK && PlanStreamK(m, n, k, sms).sk_tiles > 0) return Stage::kStreamK;
   return kLargeShapeStage;
 }
 // snippet-end: ch04-choose-stage
@@ -155,11 +150,31 @@ SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
   return best;
 }
 
+// snippet-begin: ch04-streamk-plan
+StreamKPlan PlanStreamK(int m, int n, int k, int sms) {
+  StreamKPlan plan;
+  if (m <= 0 || n <= 0 || k <= 0 || m % 128 != 0 || n % 128 != 0 || k % kStreamKDepth != 0) {
+    return plan;  // stream-K blocks take whole 128×128 tiles and whole k-steps only
+  }
+  const long long tiles = static_cast<long long>(m / 128) * (n / 128);
+  const long long slots = static_cast<long long>(std::max(sms, 1)) * kStreamKBlocksPerSm;
+  const long long last_wave = tiles % slots;  // tiles of the partial last wave
+  if (last_wave == 0 || 10 * last_wave > kStreamKMaxFillTenths * slots) return plan;
+  const long long steps = last_wave * (k / kStreamKDepth);  // their k-steps, < slots · K/16
+  plan.dp_tiles = static_cast<int>(tiles - last_wave);
+  plan.sk_tiles = static_cast<int>(last_wave);
+  plan.steps_per_block = static_cast<int>(CeilDiv(steps, slots));
+  plan.blocks = static_cast<int>(CeilDiv(steps, plan.steps_per_block));
+  return plan;
+}
+// snippet-end: ch04-streamk-plan
+
 std::size_t WorkspaceBytes(int m, int n, int k, Stage stage) {
   CheckDimensions(m, n, k);
   if (m == 0 || n == 0 || k == 0) return 0;
-  const int sms = SmCount();
+  const int sms = staged::SmCount();
   if (stage == Stage::kBest) stage = ChooseStage(m, n, k, sms);
+  if (stage == Stage::kStreamK) return detail::StreamKWorkspaceBytes(PlanStreamK(m, n, k, sms));
   if (stage != Stage::kSplitK) return 0;
   const SplitPlan plan = PlanSplitK(m, n, k, sms);
   return plan.splits > 1 ? plan.splits * SliceFloats(m, n) * sizeof(float) : 0;
@@ -190,7 +205,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
       return;
     }
     const detail::Problem p{d_a, d_b, d_c, m, n, k};
-    const int sms = SmCount();
+    const int sms = staged::SmCount();
     if (stage == Stage::kBest) stage = ChooseStage(m, n, k, sms);
     switch (stage) {
       case Stage::kRegBlock:
@@ -216,6 +231,19 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
       case Stage::kSkinny:
         detail::LaunchSkinny(p, stream);
         break;
+      case Stage::kStreamK: {
+        // Stage 4 alone when the plan splits nothing, the workspace is short, or B or C is not
+        // 16-byte aligned (the stream-K blocks copy B and store C 16 bytes at a time).
+        const StreamKPlan plan = PlanStreamK(m, n, k, sms);
+        const bool fits = plan.sk_tiles > 0 && workspace.data != nullptr &&
+                          workspace.bytes >= detail::StreamKWorkspaceBytes(plan);
+        if (fits && staged::IsAligned16(d_b) && staged::IsAligned16(d_c)) {
+          detail::LaunchStreamK(p, plan, workspace.data, stream);
+        } else {
+          detail::LaunchDoubleBuffer(p, stream);
+        }
+        break;
+      }
       default:
         throw staged::UsageError("unknown stage");
     }

@@ -1,8 +1,8 @@
 /**
  * @file doublebuffer.cu
- * @brief Stage 4 (double buffering) and stage 6's 128×128 tiles: the kernel of doublebuffer.cuh
- *        compiled with `--register-usage-level=10` (CMakeLists.txt), so that ptxas issues the
- *        next tile's loads where the source does, before the FFMAs.
+ * @brief Stage 4 (double buffering), stage 6's 128×128 tiles and stage 8's full waves: the
+ *        kernel of doublebuffer.cuh compiled with `--register-usage-level=10` (CMakeLists.txt),
+ *        so that ptxas issues the next tile's loads where the source does, before the FFMAs.
  */
 #include <stdexcept>
 
@@ -23,6 +23,10 @@ int ResidentDoubleBufferBlocks() {
 
 void LaunchDoubleBuffer(const Problem& p, cudaStream_t stream) {
   LaunchDoubleBufferTile<128, 128, false>(p, WholeK(p), stream);
+}
+
+void LaunchDoubleBufferFirstTiles(const Problem& p, int tiles, cudaStream_t stream) {
+  if (tiles > 0) LaunchDoubleBufferTile<128, 128, false>(p, WholeK(p), stream, tiles);
 }
 
 }  // namespace ch04::optimized::detail

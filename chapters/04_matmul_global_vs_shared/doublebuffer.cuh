@@ -130,10 +130,14 @@ __global__ void __launch_bounds__(kBm* kBn / 64, kMinBlocks)
 }
 
 /// Launches the instance of MatmulDoubleBufferKernel that fits @p p (tile kBm×kBn) over the splits
-/// of @p out; the file that calls it compiles the kernel, with its own ptxas options.
+/// of @p out, on every tile or, when @p first_tiles > 0, on the first first_tiles in row order
+/// (without kWarpTiling); the file that calls it compiles the kernel, with its own ptxas options.
 template <int kBm, int kBn, bool kWarpTiling>
-void LaunchDoubleBufferTile(const Problem& p, const SplitOutput& out, cudaStream_t stream) {
-  const unsigned tiles = static_cast<unsigned>(((p.m + kBm - 1) / kBm) * ((p.n + kBn - 1) / kBn));
+void LaunchDoubleBufferTile(const Problem& p, const SplitOutput& out, cudaStream_t stream,
+                            int first_tiles = 0) {
+  const unsigned tiles =
+      first_tiles > 0 ? static_cast<unsigned>(first_tiles)
+                      : static_cast<unsigned>(((p.m + kBm - 1) / kBm) * ((p.n + kBn - 1) / kBn));
   const dim3 grid(tiles, static_cast<unsigned>(out.splits));
   const bool whole = p.m % kBm == 0 && p.n % kBn == 0 && p.k % kBk == 0;
   // All five alignment cases, as stage 3 has, so the two compare like for like.

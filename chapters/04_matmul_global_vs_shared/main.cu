@@ -13,7 +13,8 @@
  * M·N·K = kCpuReferenceVolume, cuBLAS above that for float (with the bound of CompareProduct,
  * |A|·|B| from a second SGEMM). The CPU row is timed only where the CPU reference runs and
  * `--cpu-reps` > 0. L2 is flushed before every rep of every variant when A, B and C together
- * are smaller than 4x the L2 cache.
+ * are smaller than 4x the L2 cache. The GPU variants are timed in turn (staged::TimeGpuInTurn):
+ * each rep is a round of one run of every variant.
  *
  * CSV shape convention: every row of every run names its shape the same way, `dist` =
  * `<type>:<M>x<N>x<K>` (for example `float:4096x4096x4096`, `float:1000x8x1000`,
@@ -89,6 +90,11 @@ void NoteChoice(const Shape& s, int sms) {
     const opt::SplitPlan plan = opt::PlanSplitK(s.m, s.n, s.k, sms);
     std::cerr << " (" << plan.tile_m << "x" << plan.tile_n << " tiles, " << plan.splits
               << " splits of K = " << plan.k_chunk << ")";
+  } else if (stage == opt::Stage::kStreamK) {
+    const opt::StreamKPlan plan = opt::PlanStreamK(s.m, s.n, s.k, sms);
+    std::cerr << " (" << plan.dp_tiles << " tiles by stage 4, " << plan.sk_tiles << " shared by "
+              << plan.blocks << " blocks of " << plan.steps_per_block << " k-steps of "
+              << opt::kStreamKDepth << ")";
   }
   std::cerr << " for " << ShapeLabel(true, s) << "\n";
 }
@@ -102,12 +108,14 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   const std::size_t size_c = static_cast<std::size_t>(s.m) * s.n;
   const std::uint64_t volume = static_cast<std::uint64_t>(size_a) * s.n;
   const bool cpu_reference = !kFloat || volume <= ch04::kCpuReferenceVolume;
-  // Split-K scratch for the splitk stage and for the default: allocated once, outside timing.
+  // Scratch for the splitk and streamk stages and for the default: allocated once, outside
+  // timing.
   std::size_t workspace_bytes = 0;
   if (kFloat && kOptimizedExe) {
-    workspace_bytes =
-        std::max(ch04::optimized::WorkspaceBytes(s.m, s.n, s.k, ch04::optimized::Stage::kSplitK),
-                 ch04::optimized::WorkspaceBytes(s.m, s.n, s.k, chosen));
+    workspace_bytes = std::max(
+        {ch04::optimized::WorkspaceBytes(s.m, s.n, s.k, ch04::optimized::Stage::kSplitK),
+         ch04::optimized::WorkspaceBytes(s.m, s.n, s.k, ch04::optimized::Stage::kStreamK),
+         ch04::optimized::WorkspaceBytes(s.m, s.n, s.k, chosen)});
   }
   // cuBLAS as reference needs a C, |A|, |B| of its own.
   const std::size_t ref_bytes = cpu_reference ? 0 : (size_a + size_b + size_c) * sizeof(float);
@@ -196,7 +204,9 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   }
 
   // Time. Every variant gets the same L2 treatment: flushed before each rep when the operands
-  // would otherwise stay in L2 from one rep to the next.
+  // would otherwise stay in L2 from one rep to the next. The variants are timed in turn, one
+  // rep each per round, so the clock's drift over a long run (heat, the power limit) falls on
+  // every variant alike, cuBLAS included.
   const std::string label = ShapeLabel(kFloat, s);
   const double flops = 2.0 * static_cast<double>(volume);
   auto row = [&](const std::string& name, const staged::TimingStats& t, staged::Verified ok) {
@@ -214,9 +224,12 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   const bool flush =
       staged::ShouldFlushL2((size_a + size_b + size_c) * sizeof(T), ctx.device.l2_bytes);
   const staged::TimingOptions timing{opt.warmup, opt.reps, flush};
+  std::vector<std::function<void(cudaStream_t)>> launches;
+  for (const auto& v : variants) launches.push_back(v.launch);
+  const std::vector<staged::TimingStats> times =
+      staged::TimeGpuInTurn(timing, launches, stream.get());
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    const staged::TimingStats t = staged::TimeGpu(timing, variants[i].launch, stream.get());
-    report.Add(row(variants[i].name, t, verified[i]));
+    report.Add(row(variants[i].name, times[i], verified[i]));
   }
   if (time_cpu) {
     std::vector<T> scratch(size_c);

@@ -156,6 +156,7 @@ enum class Stage {
   kWarpTile,      ///< 5. + warp tiling, two blocks per SM (__launch_bounds__), L2-friendly order
   kSplitK,        ///< 6. tile shape from the problem, K split across blocks, ordered reduction
   kSkinny,        ///< 7. one 8×8 tile of C per block, K split across all 256 threads
+  kStreamK,       ///< 8. stage 4 on whole waves; the last wave's k-steps shared evenly (stream-K)
   kBest,          ///< the default: the stage ChooseStage picks for the shape
 };
 
@@ -193,7 +194,11 @@ bool TimedOnShape(Stage stage, int m, int n);
 inline constexpr int kSkinnyMaxSide = 16;
 /// Largest K that ChooseStage treats as short (rule 4).
 inline constexpr int kShortK = 64;
-/// The stage of rule 5, large shapes: the 128×128 whole-K kernel that measured fastest on the
+/// Least K for which ChooseStage takes stream-K (rule 5): below it the time the split wins (a
+/// fraction of one tile's loop) is not clearly more than what it adds (a memset, a second
+/// launch, the partial sums of the split tiles).
+inline constexpr int kStreamKMinK = 1024;
+/// The stage of rule 6, large shapes: the 128×128 whole-K kernel that measured fastest on the
 /// target GPU (the lesson's stage table, which also lists the candidates that lost to it).
 inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 
@@ -211,7 +216,9 @@ inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 /// 4. K <= kShortK: kWarpTile. A block's loop is at most 8 tiles, so its time goes to the
 ///    prologue and to writing its 128×128 outputs rather than to the FFMA loop where stage 4
 ///    is ahead; on such shapes the warp-tiled stage measured fastest.
-/// 5. Otherwise kLargeShapeStage, the measured fastest 128×128 kernel: two 256-thread blocks
+/// 5. K >= kStreamKMinK and PlanStreamK shares out a partial last wave: kStreamK. Stage 4 runs
+///    the whole waves, and one wave of blocks divides the last tiles' k-steps evenly.
+/// 6. Otherwise kLargeShapeStage, the measured fastest 128×128 kernel: two 256-thread blocks
 ///    per SM, every tile whole or nearly so, enough tiles for several waves.
 /// @param[in] m rows of C
 /// @param[in] n columns of C
@@ -261,6 +268,41 @@ struct SplitPlan {
 /// @param[in] max_splits most splits allowed (the workspace may limit it; >= 1)
 SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits = 256);
 
+/// Depth of one stream-K k-step (stage 8): its blocks multiply 16-deep tiles.
+inline constexpr int kStreamKDepth = 16;
+/// Blocks per SM of both of stage 8's kernels (their __launch_bounds__), which PlanStreamK
+/// assumes; a test checks the device agrees.
+inline constexpr int kStreamKBlocksPerSm = 2;
+/// Largest share of a wave's block slots the last wave may fill for PlanStreamK to split it,
+/// in tenths: with 9 of 10 slots busy or more, too little is idle to pay for the split.
+inline constexpr int kStreamKMaxFillTenths = 9;
+
+/// How stage 8 covers a shape: stage 4 on the first tiles, stream-K blocks on the rest.
+struct StreamKPlan {
+  int dp_tiles = 0;         ///< tiles of 128×128 stage 4 computes whole, the first in row order
+  int sk_tiles = 0;         ///< the tiles after them, shared by the stream-K blocks (0: none)
+  int blocks = 0;           ///< stream-K blocks, at most one wave
+  int steps_per_block = 0;  ///< k-steps (of kStreamKDepth) per block, at most K / 16
+};
+
+/// @brief The stream-K rule: when M and N are multiples of 128 and K of 16, and the 128×128
+///        tiles leave a last wave of more than none and at most kStreamKMaxFillTenths of the
+///        sms·kStreamKBlocksPerSm slots, stage 4 takes the full waves and one wave of blocks
+///        shares the last wave's tiles' k-steps, ceil(sk_tiles·K/16 / slots) each (fewer than a
+///        tile has, so no block spans more than two tiles). Otherwise no split (sk_tiles == 0).
+///
+/// At 4096³ on 132 SMs: 1024 tiles, 264 slots, 792 tiles for stage 4 and 232 for 264 blocks of
+/// 225 k-steps each (a tile has 256). At 8192³: 3960 and 136, 264 blocks of 264 k-steps (of
+/// 512).
+/// @param[in] m rows of C
+/// @param[in] n columns of C
+/// @param[in] k inner dimension
+/// @param[in] sms streaming multiprocessors of the device
+StreamKPlan PlanStreamK(int m, int n, int k, int sms);
+
+/// Blocks of stage 8's stream-K kernel that one SM of the current device holds at once.
+int ResidentStreamKBlocks();
+
 /// Caller-owned device scratch for the stages that split K (see WorkspaceBytes).
 struct Workspace {
   float* data = nullptr;  ///< 16-byte aligned device memory, or null
@@ -268,7 +310,8 @@ struct Workspace {
 };
 
 /// @brief Scratch that @p stage needs on the current device for this shape to run its best plan
-///        (0 for every stage but kSplitK, and for kBest when the rule picks another stage).
+///        (0 for every stage but kSplitK and kStreamK, and for kBest when the rule picks
+///        another stage).
 /// @param[in] m rows of C
 /// @param[in] n columns of C
 /// @param[in] k inner dimension
@@ -277,8 +320,9 @@ std::size_t WorkspaceBytes(int m, int n, int k, Stage stage = Stage::kBest);
 
 /// @brief C = A·B with the chosen optimisation stage.
 ///
-/// kSplitK (and kBest when it picks kSplitK) uses @p workspace for its partial sums; with less
-/// than WorkspaceBytes it runs the best plan that fits (no split at all without a workspace).
+/// kSplitK and kStreamK (and kBest when it picks one of them) use @p workspace for their
+/// partial sums; with less than WorkspaceBytes split-K runs the best plan that fits and
+/// stream-K runs stage 4 alone (no split at all without a workspace).
 /// @tparam T float (every stage) or int32_t (kTiled16, and kBest which then runs kTiled16;
 ///         other stages throw UsageError)
 /// @param[in] d_a device A, M×K row-major
@@ -289,8 +333,8 @@ std::size_t WorkspaceBytes(int m, int n, int k, Stage stage = Stage::kBest);
 /// @param[in] k columns of A, rows of B
 /// @param[in] stage which kernel runs (kBest: the one ChooseStage picks)
 /// @param[in] stream stream the kernels are queued on
-/// @param[in] workspace scratch for split-K (16-byte aligned; not used concurrently by another
-///            call)
+/// @param[in] workspace scratch for split-K and stream-K (16-byte aligned; not used concurrently
+///            by another call)
 template <typename T>
 void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage,
             cudaStream_t stream, Workspace workspace = {});

@@ -2,8 +2,8 @@
  * @file optimized.cu
  * @brief Stage 1 of the optimized path: the slides' 16×16 shared-memory tile (for float and
  *        int32_t). The later stages each have their own file (regblock.cu, vectorized.cu,
- *        doublebuffer.cu, warptile.cu, pipeline.cu, splitk.cu, skinny.cu); dispatch.cpp picks
- *        one.
+ *        doublebuffer.cu, warptile.cu, pipeline.cu, splitk.cu, skinny.cu, streamk.cu);
+ *        dispatch.cpp picks one.
  *
  * Changes relative to naive.cu:
  * 1. `tiled16`: a 16×16 block stages 16×16 tiles of A and B in shared memory; each element
@@ -21,9 +21,12 @@
  *    groups of 8 tile rows.
  * 6. `splitk` (splitk.cu): when the 128×128 tiles cannot fill the SMs, a tile of 64 or 128 from
  *    the shape and K split across blocks, partial sums reduced in a fixed order; the smaller
- *    tiles load through a three-stage cp.async pipeline (pipeline.cu).
+ *    tiles load through a three-stage cp.async pipeline (pipeline.cuh, pipeline.cu).
  * 7. `skinny` (skinny.cu): for few rows or few columns, one 8×8 tile of C per block with K
  *    split across all 256 threads and reduced by warp shuffles.
+ * 8. `streamk` (streamk.cu): stage 4 on the tiles of the full waves; the k-steps of the last,
+ *    partial wave's tiles shared evenly by one wave of blocks, a split tile's pieces added in a
+ *    fixed order by the block that completes it.
  *
  * Every stage handles any M, N, K: tiles are loaded with bounds checks and zero fill (a padded
  * zero adds nothing to a sum), and outputs outside C are not stored.

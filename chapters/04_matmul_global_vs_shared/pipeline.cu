@@ -5,8 +5,8 @@
  *
  * Changes relative to the 128×128 kernel of stage 4 (doublebuffer.cu), which stage 6 launches
  * for its 128×128 tiles:
- * 1. Tiles travel from global to shared memory with `cp.async`, which holds no register: two
- *    tiles are on their way while a third is multiplied (kStages shared buffers).
+ * 1. Tiles travel from global to shared memory with `cp.async` (pipeline.cuh), which holds no
+ *    register: two tiles are on their way while a third is multiplied (kStages shared buffers).
  * 2. A is still stored transposed: each thread copies single floats (4-byte `cp.async`), eight
  *    lanes per row of A, so a warp's copies land in 32 different banks. B is copied as it is,
  *    16 bytes at a time when its rows are aligned, else float by float.
@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "chapters/04_matmul_global_vs_shared/stages.hpp"
+#include "chapters/04_matmul_global_vs_shared/pipeline.cuh"
 #include "chapters/04_matmul_global_vs_shared/tile_loads.cuh"
 #include "common/cuda_check.hpp"
 #include "common/resident_grid.hpp"
@@ -27,29 +28,6 @@ namespace ch04::optimized::detail {
 
 /// Shared buffers of the pipeline: kStages - 1 tiles in flight while one is multiplied.
 constexpr int kStages = 3;
-
-/**
- * @brief Starts an asynchronous copy of @p bytes (4 or 16) from global @p src to shared @p dst;
- *        when @p in is false nothing is read and @p bytes zeros are written.
- * @tparam kBytes 4 or 16
- * @param[out] dst shared destination, aligned to kBytes
- * @param[in] src global source, aligned to kBytes (not read when @p in is false)
- * @param[in] in whether the source lies inside the matrix
- */
-// snippet-begin: ch04-cp-async
-template <int kBytes>
-__device__ __forceinline__ void CopyAsync(float* dst, const float* src, bool in) {
-  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int src_bytes = in ? kBytes : 0;  // 0: zero-fill, read nothing
-  if constexpr (kBytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared), "l"(src),
-                 "r"(src_bytes));
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(shared), "l"(src),
-                 "r"(src_bytes));
-  }
-}
-// snippet-end: ch04-cp-async
 
 /**
  * @brief Stage 6's smaller tiles: a kBm×kBn tile of C (8×8 outputs per thread) over the K range
@@ -80,7 +58,6 @@ template <int kBm, int kBn, bool kVecN, bool kChecked>
 __global__ void __launch_bounds__(kBm* kBn / 64, kSplitKWarpsPerSm * 32 / (kBm * kBn / 64))
     MatmulPipelineKernel(const float* __restrict__ a, const float* __restrict__ b,
                          float* __restrict__ out, int m, int n, int k, SplitOutput split) {
-  constexpr int kThreads = kBm * kBn / 64;
   static_assert(kBm * kBn < 128 * 128, "the 128×128 tile is stage 4's kernel");
   __shared__ __align__(16) float a_tile[kStages][kBk][kBm + kPadA];
   __shared__ __align__(16) float b_tile[kStages][kBk][kBn];
@@ -89,67 +66,12 @@ __global__ void __launch_bounds__(kBm* kBn / 64, kSplitKWarpsPerSm * 32 / (kBm *
   const int n0 = tile.n * kBn;
   const int k_begin = blockIdx.y * split.k_chunk;
   const int k_end = min(k, k_begin + split.k_chunk);
-  const int k_tiles = (k_end - k_begin + kBk - 1) / kBk;
   out += blockIdx.y * split.slice;
   const int row0 = (threadIdx.x / (kBn / 8)) * 4;
   const int col0 = (threadIdx.x % (kBn / 8)) * 4;
-
-  // snippet-begin: ch04-pipeline-issue
-  // A thread's copies of A: column a_col of rows a_row, a_row + kARowStep, ...; of B: columns
-  // b_col .. b_col + kWidth - 1 of rows b_row, b_row + kBRowStep, ... (each tile row is whole
-  // lanes, so the column stays the same: only a pointer advances per copy).
-  constexpr int kWidth = kVecN ? 4 : 1;  // floats per copy of B
-  constexpr int kARowStep = kThreads / kBk, kBRowStep = kThreads / (kBn / kWidth);
-  static_assert(kThreads % kBk == 0 && kThreads % (kBn / kWidth) == 0, "whole rows per step");
-  const int a_row = threadIdx.x / kBk, a_col = threadIdx.x % kBk;  // 8 lanes: 32 bytes of a row
-  const int b_row = threadIdx.x / (kBn / kWidth), b_col = (threadIdx.x % (kBn / kWidth)) * kWidth;
-  // Starts the copies of k-tile t into buffer t % kStages (nothing past the last tile), then
-  // closes a commit group: group t holds tile t, so waiting for all but the newest kStages - 2
-  // groups leaves tile t complete.
-  const auto issue = [&](int t) {
-    if (t < k_tiles) {
-      const int k0 = k_begin + t * kBk, s = t % kStages;
-      const float* src = a + static_cast<std::size_t>(m0 + a_row) * k + k0 + a_col;
-#pragma unroll
-      for (int i = 0; i < kBm / kARowStep; ++i) {  // A, float by float, transposed
-        const int r = a_row + i * kARowStep;
-        const bool in = !kChecked || (m0 + r < m && k0 + a_col < k);
-        CopyAsync<4>(&a_tile[s][a_col][r], in ? src : a, in);
-        src += static_cast<std::size_t>(kARowStep) * k;
-      }
-      src = b + static_cast<std::size_t>(k0 + b_row) * n + n0 + b_col;
-#pragma unroll
-      for (int i = 0; i < kBk / kBRowStep; ++i) {
-        const int r = b_row + i * kBRowStep;
-        // N % 4 == 0 when kVecN: a vector that starts inside a row ends inside it.
-        const bool in = !kChecked || (k0 + r < k && n0 + b_col < n);
-        CopyAsync<4 * kWidth>(&b_tile[s][r][b_col], in ? src : b, in);
-        src += static_cast<std::size_t>(kBRowStep) * n;
-      }
-    }
-    asm volatile("cp.async.commit_group;");
-  };
-  // snippet-end: ch04-pipeline-issue
-
-  // snippet-begin: ch04-pipeline-loop
-  float acc[8][8] = {};
-#pragma unroll
-  for (int t = 0; t < kStages - 1; ++t) issue(t);  // prologue: tiles 0 .. kStages-2 in flight
-  for (int t = 0; t < k_tiles; ++t) {
-    asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 2));  // this thread's tile t is in
-    __syncthreads();         // every thread's copies of tile t are in; tile t-1 is no longer read
-    issue(t + kStages - 1);  // into the buffer of tile t-1
-    const int s = t % kStages;
-#pragma unroll
-    for (int p = 0; p < kBk; ++p) {
-      float a_frag[8], b_frag[8];
-      LoadFragment<2>(a_tile[s][p], row0, kBm / 2, a_frag);
-      LoadFragment<2>(b_tile[s][p], col0, kBn / 2, b_frag);
-      OuterProduct(a_frag, b_frag, acc);
-    }
-  }
-  asm volatile("cp.async.wait_group 0;");  // no copy outlives the block (the last are empty)
-  // snippet-end: ch04-pipeline-loop
+  float acc[8][8];
+  PipelineProduct<kBm, kBn, kBk, kStages, kVecN, kChecked>(a, b, m, n, k, m0, n0, k_begin, k_end,
+                                                           a_tile, b_tile, acc);
   StoreOutputs<2, 2>(out, split.ldo, m, split.n_out, m0 + row0, kBm / 2, n0 + col0, kBn / 2, acc,
                      split.vec_out);
 }

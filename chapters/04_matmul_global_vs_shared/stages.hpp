@@ -135,4 +135,43 @@ void LaunchSplitK(const Problem& p, const SplitPlan& plan, float* workspace, cud
 /// Stage 7 (skinny.cu). @param[in] p the product @param[in] stream the stream
 void LaunchSkinny(const Problem& p, cudaStream_t stream);
 
+/// Stage 8's full waves: stage 4's kernel on the first @p tiles tiles of 128×128, in row order
+/// (doublebuffer.cu; nothing when @p tiles is 0).
+/// @param[in] p the product
+/// @param[in] tiles how many tiles
+/// @param[in] stream the stream
+void LaunchDoubleBufferFirstTiles(const Problem& p, int tiles, cudaStream_t stream);
+
+/// What stage 8's stream-K blocks need: the plan and the workspace.
+struct StreamKWork {
+  int dp_tiles;         ///< tiles before the first stream-K tile
+  int sk_tiles;         ///< stream-K tiles
+  int steps_per_block;  ///< k-steps of kStreamKDepth per block
+  float* partials;      ///< two slots of 128×128 partial sums per block
+  int* counters;        ///< one per stream-K tile, zero at launch
+};
+
+/// Floats of partial sums stage 8 keeps for @p plan: two 128×128 slots per block.
+/// @param[in] plan the plan
+inline std::size_t StreamKPartialFloats(const StreamKPlan& plan) {
+  return static_cast<std::size_t>(plan.blocks) * 2 * 128 * 128;
+}
+
+/// Workspace bytes of @p plan: the partial sums, then a counter per stream-K tile (rounded up to
+/// 16 bytes).
+/// @param[in] plan the plan
+inline std::size_t StreamKWorkspaceBytes(const StreamKPlan& plan) {
+  if (plan.sk_tiles == 0) return 0;
+  return StreamKPartialFloats(plan) * sizeof(float) +
+         (static_cast<std::size_t>(plan.sk_tiles) * sizeof(int) + 15) / 16 * 16;
+}
+
+/// Stage 8 (streamk.cu): stage 4 on the plan's first tiles, then the stream-K blocks.
+/// @param[in] p the product (M, N multiples of 128, K of 16; B and C 16-byte aligned)
+/// @param[in] plan a plan with sk_tiles > 0
+/// @param[in] workspace StreamKWorkspaceBytes(plan) bytes, 16-byte aligned
+/// @param[in] stream the stream
+void LaunchStreamK(const Problem& p, const StreamKPlan& plan, float* workspace,
+                   cudaStream_t stream);
+
 }  // namespace ch04::optimized::detail

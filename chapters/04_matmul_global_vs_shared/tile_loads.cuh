@@ -1,6 +1,6 @@
 /**
  * @file tile_loads.cuh
- * @brief Device helpers of the register-blocked stages (2-7): where a block's tile lies in C,
+ * @brief Device helpers of the register-blocked stages (2-8): where a block's tile lies in C,
  *        loading a tile from global memory into registers, storing it to shared memory (A
  *        transposed), reading a thread's fragments, the outer product, and storing outputs.
  *
