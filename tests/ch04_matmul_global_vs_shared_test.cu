@@ -102,13 +102,17 @@ std::vector<T> RunPoisoned(const Variant& v, const staged::DeviceBuffer<T>& a,
   return c.ToHost();
 }
 
+/// Compares the M×N product @p out of shape @p s with the CPU reference @p r.
+staged::VerifyReport AgainstCpu(const Reference& r, const float* out, const Shape& s) {
+  return CompareProduct(r.c.data(), out, r.abs_product.data(), r.c.size(), s.k);
+}
+
 /// Checks @p v on shape @p s against the CPU reference (inputs from CpuReference).
 void ExpectMatchesCpu(const Variant& v, const Shape& s) {
   const Reference& r = CpuReference(s);
   staged::DeviceBuffer<float> a(r.a), b(r.b);
   const std::vector<float> out = RunPoisoned(v, a, b, s);
-  const staged::VerifyReport rep =
-      CompareProduct(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k);
+  const staged::VerifyReport rep = AgainstCpu(r, out.data(), s);
   EXPECT_TRUE(rep.ok) << v.name << " " << ShapeName(s) << " seed " << kTestSeed << ": "
                       << rep.Summary();
 }
@@ -263,8 +267,7 @@ TEST_P(Ch04SplitK, AnyWorkspaceGivesTheProduct) {
   optimized::Matmul(a.data(), b.data(), out.data(), s.m, s.n, s.k, optimized::Stage::kSplitK,
                     nullptr, {ws.data(), ws.bytes()});
   const std::vector<float> host = out.ToHost();
-  const staged::VerifyReport rep =
-      CompareProduct(r.c.data(), host.data(), r.abs_product.data(), host.size(), s.k);
+  const staged::VerifyReport rep = AgainstCpu(r, host.data(), s);
   EXPECT_TRUE(rep.ok) << ShapeName(s) << " with " << c.slices << " slices: " << rep.Summary();
 }
 
@@ -344,8 +347,7 @@ TEST_P(Ch04StreamK, SplitsAndMatchesCpu) {
   const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
   ASSERT_GT(bytes, 0u);
   const std::vector<float> out = RunStreamK(a, b, s, bytes);
-  const staged::VerifyReport rep =
-      CompareProduct(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k);
+  const staged::VerifyReport rep = AgainstCpu(r, out.data(), s);
   EXPECT_TRUE(rep.ok) << ShapeName(s) << ": " << rep.Summary();
   // The split tiles' pieces are added in block order: the same bits on every run.
   EXPECT_EQ(RunStreamK(a, b, s, bytes), out) << ShapeName(s) << " differs between two runs";
@@ -358,8 +360,7 @@ TEST_P(Ch04StreamK, ShortWorkspaceRunsStage4) {
   const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
   for (std::size_t given : {std::size_t{0}, bytes - 16}) {
     const std::vector<float> out = RunStreamK(a, b, s, given);
-    const staged::VerifyReport rep =
-        CompareProduct(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k);
+    const staged::VerifyReport rep = AgainstCpu(r, out.data(), s);
     EXPECT_TRUE(rep.ok) << ShapeName(s) << " with " << given << " bytes: " << rep.Summary();
   }
 }
@@ -419,8 +420,7 @@ TEST_P(Ch04StreamK, UnalignedRunsStage4) {
                       nullptr, {ws.data(), bytes});
     const std::vector<float> host = c.ToHost();
     const float* out = host.data() + (shift_b ? 0 : 1);
-    const staged::VerifyReport rep =
-        CompareProduct(r.c.data(), out, r.abs_product.data(), r.c.size(), s.k);
+    const staged::VerifyReport rep = AgainstCpu(r, out, s);
     EXPECT_TRUE(rep.ok) << ShapeName(s) << (shift_b ? " B" : " C") << " offset: " << rep.Summary();
   }
 }

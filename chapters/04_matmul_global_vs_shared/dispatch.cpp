@@ -232,12 +232,13 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
         detail::LaunchSkinny(p, stream);
         break;
       case Stage::kStreamK: {
-        // Stage 4 alone when the plan splits nothing, the workspace is short, or B or C is not
-        // 16-byte aligned (the stream-K blocks copy B and store C 16 bytes at a time).
+        // Stage 4 alone when the plan splits nothing, the workspace is short, or the rows of B
+        // and C are not 16-byte aligned (the stream-K blocks copy B and store C 16 bytes at a
+        // time).
         const StreamKPlan plan = PlanStreamK(m, n, k, sms);
         const bool fits = plan.sk_tiles > 0 && workspace.data != nullptr &&
                           workspace.bytes >= detail::StreamKWorkspaceBytes(plan);
-        if (fits && staged::IsAligned16(d_b) && staged::IsAligned16(d_c)) {
+        if (fits && detail::AlignmentOf(p).vec_n) {
           detail::LaunchStreamK(p, plan, workspace.data, stream);
         } else {
           detail::LaunchDoubleBuffer(p, stream);

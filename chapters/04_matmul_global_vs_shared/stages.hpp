@@ -151,10 +151,13 @@ struct StreamKWork {
   int* counters;        ///< one per stream-K tile, zero at launch
 };
 
-/// Floats of partial sums stage 8 keeps for @p plan: two 128×128 slots per block.
+/// Floats of one slot of stage 8's partial sums: a 128×128 tile.
+constexpr int kStreamKSlotFloats = 128 * 128;
+
+/// Floats of partial sums stage 8 keeps for @p plan: two slots per block.
 /// @param[in] plan the plan
 inline std::size_t StreamKPartialFloats(const StreamKPlan& plan) {
-  return static_cast<std::size_t>(plan.blocks) * 2 * 128 * 128;
+  return static_cast<std::size_t>(plan.blocks) * 2 * kStreamKSlotFloats;
 }
 
 /// Workspace bytes of @p plan: the partial sums, then a counter per stream-K tile (rounded up to

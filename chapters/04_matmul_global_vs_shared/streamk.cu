@@ -37,8 +37,7 @@ constexpr int kThreads = 256;
 constexpr int kStreamKStages = 2;
 /// Float4s of partial sums per thread (its 8×8 outputs).
 constexpr int kPartialVectors = 16;
-/// Floats of one piece's partial sums.
-constexpr int kPartialFloats = kTile * kTile;
+static_assert(kStreamKSlotFloats == kTile * kTile, "a slot holds one tile's partial sums");
 
 /// What a block knows about its current piece, kept in shared memory rather than registers
 /// through the multiply loop (every thread holds the same values).
@@ -52,7 +51,7 @@ struct Piece {
 /// Slot of the partial sums of piece @p piece (0 or 1) of stream-K block @p block.
 __device__ __forceinline__ float4* PartialSlot(float* partials, int block, int piece) {
   return reinterpret_cast<float4*>(partials) +
-         static_cast<std::size_t>(2 * block + piece) * (kPartialFloats / 4);
+         static_cast<std::size_t>(2 * block + piece) * (kStreamKSlotFloats / 4);
 }
 
 /// Thread's float4 @p i of its 8×8 outputs: row i / 2, columns 4·(i % 2) .. +3.
