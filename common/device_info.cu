@@ -12,6 +12,7 @@
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "device_limits.hpp"
 #include "errors.hpp"
 #include "resident_grid.hpp"
 #include "timer.hpp"
@@ -163,6 +164,7 @@ std::string DeviceInfo::Describe() const {
   if (copy_gbps > 0) os << " | copy " << copy_gbps << " GB/s (measured)";
   if (read_gbps > 0) os << " | read " << read_gbps << " GB/s (measured)";
   if (fp32_gflops > 0) os << " | FP32 " << fp32_gflops << " GFLOP/s (" << fp32_source << ")";
+  if (!profile.empty()) os << " | launches planned for device profile " << profile;
   return os.str();
 }
 
@@ -191,6 +193,11 @@ std::string BuiltArchitectures() {
 #else
   return "unknown";
 #endif
+}
+
+std::string TooOldMessage(const std::string& name, int cc_major, int cc_minor) {
+  return name + " is sm_" + std::to_string(cc_major) + std::to_string(cc_minor) +
+         ": staged-kernels needs sm_75 (Turing) or newer";
 }
 
 std::string ArchitectureMessage(const std::string& built, int cc_major, int cc_minor) {
@@ -231,6 +238,11 @@ DeviceInfo RequireGpu() {
   info.total_bytes = prop.totalGlobalMem;
   info.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
   CUDA_CHECK(cudaDeviceGetAttribute(&info.clock_khz, cudaDevAttrClockRate, info.ordinal));
+  if (10 * info.cc_major + info.cc_minor < kMinComputeCapability) {
+    throw NoGpuError(TooOldMessage(info.name, info.cc_major, info.cc_minor));
+  }
+  info.profile = ActiveProfileName();
+  if (!info.profile.empty()) (void)DeviceProfile(info.profile);  // an unknown name: exit 2
   std::size_t total = 0;
   CUDA_CHECK(cudaMemGetInfo(&info.free_bytes, &total));
   // Does this executable hold code the GPU can run? Asking for a kernel's attributes loads it.

@@ -28,6 +28,7 @@ struct DeviceInfo {
   double read_gbps = 0.0;       ///< measured read-only streaming bandwidth, bytes read / time
   double fp32_gflops = 0.0;     ///< FP32 rate, FMA = 2 flops
   std::string fp32_source;      ///< "measured" or "attributes" (SMs x lanes x 2 x clock)
+  std::string profile;          ///< the device profile launchers plan for ("" for this GPU's own)
 
   /// One line: name, compute capability, SMs, memory, and the peaks with their sources.
   std::string Describe() const;
@@ -36,10 +37,21 @@ struct DeviceInfo {
 /// True when at least one CUDA device can be used. Never throws.
 bool GpuAvailable() noexcept;
 
-/// Queries the current device. Throws `NoGpuError` (exit 77) when there is no usable GPU, and
-/// `ArchitectureError` (exit 3) when this executable holds no code for it (built for other
-/// architectures). Peaks are left at zero: call `MeasurePeaks` to fill them.
+/// Queries the current device. Throws `NoGpuError` (exit 77) when there is no usable GPU or it
+/// is older than sm_75 (kMinComputeCapability, the oldest the CUDA toolkits the project supports
+/// compile for), `ArchitectureError` (exit 3) when this executable holds no code for it (built
+/// for other architectures), and `UsageError` (exit 2) when `STAGED_DEVICE_PROFILE` names no
+/// profile. Peaks are left at zero: call `MeasurePeaks` to fill them.
 DeviceInfo RequireGpu();
+
+/// The oldest compute capability (x 10) the project runs on: Turing, sm_75.
+inline constexpr int kMinComputeCapability = 75;
+
+/// The message of the `NoGpuError` for a GPU older than sm_75, e.g. "Tesla P100 is sm_60:
+/// staged-kernels needs sm_75 (Turing) or newer".
+/// @param[in] name the GPU's name
+/// @param[in] cc_major,cc_minor its compute capability
+std::string TooOldMessage(const std::string& name, int cc_major, int cc_minor);
 
 /// The message of `NoGpuError`: "no NVIDIA GPU found", plus a second line with the driver's
 /// own words only when a driver is installed (@p driver_version > 0).

@@ -7,42 +7,58 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <stdexcept>
+#include <string>
 #include <tuple>
 
 #include "cuda_check.hpp"
+#include "device_limits.hpp"
 
 namespace staged {
 
-int SmCount() {
-  int device = 0;
-  int sms = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
+int SmCount() { return PlanningLimits().sm_count; }
 
 int BlocksPerSm(const void* kernel, int block_size, std::size_t dynamic_smem) {
   int per_sm = 0;
   CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, dynamic_smem));
+  const DeviceLimits limits = PlanningLimits();
+  if (limits.name != "device") {
+    // A profile: no more blocks than its smaller SM would hold (its registers, threads, blocks
+    // and shared memory), with this kernel's compiled registers and static shared memory; at
+    // least one, so that a block no plan would choose for that GPU (a test's explicit one) runs.
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    const int modelled =
+        BlocksPerSmUnder(limits, block_size, attr.sharedSizeBytes + dynamic_smem, attr.numRegs);
+    per_sm = std::min(per_sm, std::max(modelled, 1));
+  }
   return per_sm;
 }
 
 unsigned ResidentBlocks(const void* kernel, int block_size, std::size_t dynamic_smem,
                         int max_per_sm) {
-  using Key = std::tuple<int, const void*, int, std::size_t, int>;
+  using Key = std::tuple<int, std::string, const void*, int, std::size_t, int>;
   static std::mutex mutex;
   static std::map<Key, unsigned> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  const Key key{device, kernel, block_size, dynamic_smem, max_per_sm};
+  const Key key{device, ActiveProfileName(), kernel, block_size, dynamic_smem, max_per_sm};
   {
     std::lock_guard<std::mutex> lock(mutex);
     const auto it = cache.find(key);
     if (it != cache.end()) return it->second;
   }
   const int sms = SmCount();
-  int per_sm = std::max(BlocksPerSm(kernel, block_size, dynamic_smem), 1);
+  int per_sm = BlocksPerSm(kernel, block_size, dynamic_smem);
+  if (per_sm < 1) {
+    // The launch would fail (or, under a profile, could not run on the profile's GPU): a plan
+    // chose more than the planning limits allow.
+    throw std::logic_error("a block of " + std::to_string(block_size) + " threads and " +
+                           std::to_string(dynamic_smem) +
+                           " bytes of dynamic shared memory does not fit one SM of " +
+                           PlanningLimits().name);
+  }
   if (max_per_sm > 0) per_sm = std::min(per_sm, max_per_sm);
   const auto resident = static_cast<unsigned>(std::max(sms, 1) * per_sm);
   std::lock_guard<std::mutex> lock(mutex);

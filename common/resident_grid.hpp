@@ -19,20 +19,25 @@
 
 namespace staged {
 
-/// Streaming multiprocessors of the current device (an attribute query; not cached).
+/// Streaming multiprocessors the launchers plan for: the current device's, or its profile's
+/// (`PlanningLimits`, device_limits.hpp).
 int SmCount();
 
 /// Blocks of @p block_size threads with @p dynamic_smem bytes of dynamic shared memory each that
-/// one SM of the current device holds at once (the occupancy query; not cached: for reports and
-/// tests, and for `ResidentBlocks`).
+/// one SM of the current device holds at once (the occupancy query), and under a device profile
+/// no more than one SM of the profile's GPU would hold (`BlocksPerSmUnder` with the kernel's
+/// compiled registers and static shared memory; at least one, where the device holds one).
+/// Not cached: for reports and tests, and for `ResidentBlocks`.
 /// @param[in] kernel the `__global__` function, cast to `const void*`
 /// @param[in] block_size threads per block
 /// @param[in] dynamic_smem dynamic shared memory per block, in bytes
 int BlocksPerSm(const void* kernel, int block_size, std::size_t dynamic_smem);
 
 /// Blocks of @p block_size threads with @p dynamic_smem bytes of dynamic shared memory each that
-/// can be resident on the current device at once: SMs x blocks per SM (at least one per SM),
-/// capped at @p max_per_sm blocks per SM when that is positive. Cached; thread-safe.
+/// can be resident on the current device at once: SMs x blocks per SM, capped at @p max_per_sm
+/// blocks per SM when that is positive (SMs and blocks per SM as `SmCount` and `BlocksPerSm` plan
+/// them). Throws `std::logic_error` when not one such block fits an SM. Cached per device,
+/// profile and arguments; thread-safe.
 /// @param[in] kernel the `__global__` function, cast to `const void*`
 /// @param[in] block_size threads per block
 /// @param[in] dynamic_smem dynamic shared memory per block, in bytes

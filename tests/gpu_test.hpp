@@ -6,6 +6,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "common/device_info.hpp"
@@ -33,5 +35,33 @@ class GpuTestWithParam : public ::testing::TestWithParam<Param> {
 
 /// The seed every test uses unless it says otherwise; printed by failing checks.
 inline constexpr std::uint64_t kTestSeed = 20261121;
+
+/// Sets `STAGED_DEVICE_PROFILE` to @p name ("" unsets it) for the scope, and restores it after:
+/// for the few tests that check what the GPU itself holds whatever profile the suite runs under.
+class ScopedDeviceProfile {
+ public:
+  /// @param[in] name a profile name, or "" for the device's own limits
+  explicit ScopedDeviceProfile(const std::string& name) {
+    const char* old = std::getenv(kProfileVariable);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    Set(name);
+  }
+  ~ScopedDeviceProfile() { Set(had_ ? old_ : std::string()); }
+  ScopedDeviceProfile(const ScopedDeviceProfile&) = delete;
+  ScopedDeviceProfile& operator=(const ScopedDeviceProfile&) = delete;
+
+ private:
+  static void Set(const std::string& name) {
+    if (name.empty()) {
+      ::unsetenv(kProfileVariable);
+    } else {
+      ::setenv(kProfileVariable, name.c_str(), 1);
+    }
+  }
+  static constexpr const char* kProfileVariable = "STAGED_DEVICE_PROFILE";
+  bool had_ = false;
+  std::string old_;
+};
 
 }  // namespace staged::testing

@@ -3,6 +3,7 @@
 ///        Each skips where no GPU is usable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -178,9 +179,14 @@ TEST_F(GpuResources, GateTimeoutZeroTurnsTheGateOff) {
   EXPECT_GT(t.median_ms, 1.5) << "with the gate off the host's 2 ms are inside the timed region";
 }
 
-TEST_F(GpuResources, SmCountIsTheDevicesAttribute) {
+TEST_F(GpuResources, SmCountIsTheDevicesAttributeOrItsProfiles) {
   const DeviceInfo info = RequireGpu();
-  EXPECT_EQ(SmCount(), info.sm_count);
+  {
+    testing::ScopedDeviceProfile own("");
+    EXPECT_EQ(SmCount(), info.sm_count);
+  }
+  testing::ScopedDeviceProfile t4("t4");
+  EXPECT_EQ(SmCount(), std::min(info.sm_count, 40));
 }
 
 TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {

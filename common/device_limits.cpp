@@ -1,0 +1,145 @@
+/// @file device_limits.cpp
+/// @brief The device profiles, the query of a GPU's limits, and the occupancy arithmetic.
+#include "device_limits.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "cuda_check.hpp"
+#include "errors.hpp"
+
+namespace staged {
+
+namespace {
+
+constexpr std::size_t kKiB = 1024;
+constexpr std::size_t kMiB = 1024 * 1024;
+
+/// Shared memory is allocated to blocks in units of this many bytes.
+constexpr std::size_t kSharedAllocationUnit = 128;
+/// Registers are allocated to warps in units of this many.
+constexpr int kRegisterAllocationUnit = 256;
+
+// Per compute capability, the CUDA C++ Programming Guide's "Technical Specifications per Compute
+// Capability" (shared memory per block after opting in and per SM, memory reserved per block,
+// threads, blocks and registers per SM); per product, its data sheet (SMs, L2).
+const std::vector<DeviceLimits> kProfiles = {
+    // name       cc  SMs  smem/block   smem/SM     reserved threads blocks regs   L2
+    {"t4", 75, 40, 64 * kKiB, 64 * kKiB, 0, 1024, 16, 65536, 4 * kMiB},
+    {"rtx3060", 86, 28, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB},
+    {"rtx4090", 89, 128, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 72 * kMiB},
+    {"a100", 80, 108, 163 * kKiB, 164 * kKiB, 1 * kKiB, 2048, 32, 65536, 40 * kMiB},
+    {"h200", 90, 132, 227 * kKiB, 228 * kKiB, 1 * kKiB, 2048, 32, 65536, 60 * kMiB},
+};
+
+std::size_t RoundUp(std::size_t x, std::size_t unit) { return (x + unit - 1) / unit * unit; }
+
+int Attribute(cudaDeviceAttr attribute, int device) {
+  int value = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&value, attribute, device));
+  return value;
+}
+
+}  // namespace
+
+const std::vector<DeviceLimits>& DeviceProfiles() { return kProfiles; }
+
+const DeviceLimits& DeviceProfile(std::string_view name) {
+  std::string names;
+  for (const DeviceLimits& p : kProfiles) {
+    if (p.name == name) return p;
+    names += (names.empty() ? "" : ", ") + p.name;
+  }
+  throw UsageError(std::string(kProfileVariable) + "=" + std::string(name) +
+                   ": no such device profile (" + names + ")");
+}
+
+DeviceLimits CapLimits(const DeviceLimits& profile, const DeviceLimits& device) {
+  DeviceLimits l = profile;
+  l.cc = std::min(profile.cc, device.cc);
+  l.sm_count = std::min(profile.sm_count, device.sm_count);
+  l.smem_per_block = std::min(profile.smem_per_block, device.smem_per_block);
+  l.smem_per_sm = std::min(profile.smem_per_sm, device.smem_per_sm);
+  l.smem_reserved_per_block =
+      std::max(profile.smem_reserved_per_block, device.smem_reserved_per_block);
+  l.max_threads_per_sm = std::min(profile.max_threads_per_sm, device.max_threads_per_sm);
+  l.max_blocks_per_sm = std::min(profile.max_blocks_per_sm, device.max_blocks_per_sm);
+  l.regs_per_sm = std::min(profile.regs_per_sm, device.regs_per_sm);
+  l.l2_bytes = std::min(profile.l2_bytes, device.l2_bytes);
+  return l;
+}
+
+DeviceLimits QueryDeviceLimits(int device) {
+  static std::mutex mutex;
+  static std::map<int, DeviceLimits> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(device);
+    if (it != cache.end()) return it->second;
+  }
+  DeviceLimits l;
+  l.name = "device";
+  l.cc = 10 * Attribute(cudaDevAttrComputeCapabilityMajor, device) +
+         Attribute(cudaDevAttrComputeCapabilityMinor, device);
+  l.sm_count = Attribute(cudaDevAttrMultiProcessorCount, device);
+  l.smem_per_block =
+      static_cast<std::size_t>(Attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  l.smem_per_sm =
+      static_cast<std::size_t>(Attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  l.smem_reserved_per_block =
+      static_cast<std::size_t>(Attribute(cudaDevAttrReservedSharedMemoryPerBlock, device));
+  l.max_threads_per_sm = Attribute(cudaDevAttrMaxThreadsPerMultiProcessor, device);
+  l.max_blocks_per_sm = Attribute(cudaDevAttrMaxBlocksPerMultiprocessor, device);
+  l.regs_per_sm = Attribute(cudaDevAttrMaxRegistersPerMultiprocessor, device);
+  l.l2_bytes = static_cast<std::size_t>(Attribute(cudaDevAttrL2CacheSize, device));
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(device, l);
+  return l;
+}
+
+std::string ActiveProfileName() {
+  const char* name = std::getenv(kProfileVariable);
+  return name != nullptr ? std::string(name) : std::string();
+}
+
+DeviceLimits PlanningLimits() {
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const DeviceLimits own = QueryDeviceLimits(device);
+  const std::string name = ActiveProfileName();
+  return name.empty() ? own : CapLimits(DeviceProfile(name), own);
+}
+
+bool FitsBlock(const DeviceLimits& limits, int threads, std::size_t smem) {
+  return threads >= 1 && threads <= 1024 && threads <= limits.max_threads_per_sm &&
+         smem <= limits.smem_per_block;
+}
+
+int BlocksPerSmUnder(const DeviceLimits& limits, int threads, std::size_t smem, int regs) {
+  if (!FitsBlock(limits, threads, smem)) return 0;
+  const int warps = (threads + 31) / 32;
+  int blocks = std::min(limits.max_blocks_per_sm, limits.max_threads_per_sm / (32 * warps));
+  const std::size_t per_block =
+      RoundUp(smem, kSharedAllocationUnit) + limits.smem_reserved_per_block;
+  if (per_block > 0) {
+    blocks = std::min<int>(blocks, static_cast<int>(limits.smem_per_sm / per_block));
+  }
+  if (regs > 0) {
+    const int per_warp =
+        static_cast<int>(RoundUp(static_cast<std::size_t>(regs) * 32, kRegisterAllocationUnit));
+    blocks = std::min(blocks, limits.regs_per_sm / (per_warp * warps));
+  }
+  return std::max(blocks, 0);
+}
+
+int LaunchBoundRegisters(int regs_per_sm, int threads, int min_blocks) {
+  const int warps = (threads + 31) / 32;
+  const int per_thread = regs_per_sm / (32 * warps * std::max(min_blocks, 1));
+  return std::clamp(per_thread / 8 * 8, 8, 255);
+}
+
+}  // namespace staged

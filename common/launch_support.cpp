@@ -1,0 +1,57 @@
+/// @file launch_support.cpp
+/// @brief The shared-memory opt-in and the programmatic-launch test.
+#include "launch_support.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "cuda_check.hpp"
+#include "device_limits.hpp"
+
+namespace staged {
+
+void OptInSharedMemory(const void* kernel, std::size_t dynamic_bytes) {
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const std::size_t allowed = QueryDeviceLimits(device).smem_per_block;
+  const std::size_t total = attr.sharedSizeBytes + dynamic_bytes;
+  if (total > allowed) {
+    throw std::logic_error("a kernel asks for " + std::to_string(total) +
+                           " bytes of shared memory per block; this GPU allows " +
+                           std::to_string(allowed));
+  }
+  if (static_cast<int>(dynamic_bytes) > attr.maxDynamicSharedSizeBytes) {  // over 48 KiB
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(dynamic_bytes)));
+  }
+}
+
+bool ProgrammaticLaunchAvailable(const void* kernel) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, const void*>, int> ptx_versions;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  int ptx = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = ptx_versions.find({device, kernel});
+    if (it != ptx_versions.end()) ptx = it->second;
+  }
+  if (ptx == 0) {
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+    ptx = attr.ptxVersion;  // the virtual architecture the loaded code came from, e.g. 90
+    std::lock_guard<std::mutex> lock(mutex);
+    ptx_versions.emplace(std::make_pair(device, kernel), ptx);
+  }
+  return PlanningLimits().cc >= 90 && ptx >= 90;
+}
+
+}  // namespace staged

@@ -1,0 +1,95 @@
+/// @file device_limits_test.cpp
+/// @brief Host tests of the device profiles and the occupancy arithmetic (device_limits.hpp).
+#include "common/device_limits.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "common/errors.hpp"
+
+namespace staged {
+namespace {
+
+TEST(DeviceProfiles, PublishedLimitsOfEachGpu) {
+  const DeviceLimits& t4 = DeviceProfile("t4");
+  EXPECT_EQ(t4.cc, 75);
+  EXPECT_EQ(t4.sm_count, 40);
+  EXPECT_EQ(t4.smem_per_block, 64u * 1024);
+  EXPECT_EQ(t4.smem_per_sm, 64u * 1024);
+  EXPECT_EQ(t4.max_threads_per_sm, 1024);
+  const DeviceLimits& rtx3060 = DeviceProfile("rtx3060");
+  EXPECT_EQ(rtx3060.cc, 86);
+  EXPECT_EQ(rtx3060.sm_count, 28);
+  EXPECT_EQ(rtx3060.smem_per_block, 99u * 1024);
+  EXPECT_EQ(rtx3060.max_threads_per_sm, 1536);
+  const DeviceLimits& rtx4090 = DeviceProfile("rtx4090");
+  EXPECT_EQ(rtx4090.cc, 89);
+  EXPECT_EQ(rtx4090.sm_count, 128);
+  EXPECT_EQ(rtx4090.smem_per_block, 99u * 1024);
+  const DeviceLimits& a100 = DeviceProfile("a100");
+  EXPECT_EQ(a100.cc, 80);
+  EXPECT_EQ(a100.sm_count, 108);
+  EXPECT_EQ(a100.smem_per_block, 163u * 1024);
+  for (const DeviceLimits& p : DeviceProfiles()) {
+    EXPECT_LE(p.smem_per_block + p.smem_reserved_per_block, p.smem_per_sm) << p.name;
+    EXPECT_EQ(p.regs_per_sm, 65536) << p.name;
+    EXPECT_GE(p.cc, 75) << p.name;
+  }
+}
+
+TEST(DeviceProfiles, UnknownNameIsAUsageError) {
+  EXPECT_THROW(DeviceProfile("gtx1080"), UsageError);
+  try {
+    DeviceProfile("gtx1080");
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("t4"), std::string::npos) << "lists the profiles";
+  }
+}
+
+TEST(DeviceProfiles, CapTakesTheSmallerOfEachLimit) {
+  DeviceLimits device = DeviceProfile("h200");
+  device.name = "device";
+  const DeviceLimits t4 = CapLimits(DeviceProfile("t4"), device);
+  EXPECT_EQ(t4.name, "t4");
+  EXPECT_EQ(t4.cc, 75);
+  EXPECT_EQ(t4.sm_count, 40);
+  EXPECT_EQ(t4.smem_per_block, 64u * 1024);
+  // The system's reservation is the running GPU's (1 KiB per block on sm_90), not the T4's 0.
+  EXPECT_EQ(t4.smem_reserved_per_block, 1024u);
+  device.sm_count = 20;  // a GPU smaller than the profile: its own count
+  EXPECT_EQ(CapLimits(DeviceProfile("t4"), device).sm_count, 20);
+}
+
+TEST(Occupancy, EachLimitCanBeTheBindingOne) {
+  const DeviceLimits& h200 = DeviceProfile("h200");
+  // Threads: 2048 / 1024.
+  EXPECT_EQ(BlocksPerSmUnder(h200, 1024, 0, 32), 2);
+  // Blocks: 32 blocks of one warp.
+  EXPECT_EQ(BlocksPerSmUnder(h200, 32, 0, 16), 32);
+  // Shared memory: 228 KiB / (32 KiB + 1 KiB reserved) = 6.
+  EXPECT_EQ(BlocksPerSmUnder(h200, 256, 32 * 1024, 32), 6);
+  // Registers: 128 per thread, 256 threads: 65536 / 32768 = 2.
+  EXPECT_EQ(BlocksPerSmUnder(h200, 256, 0, 128), 2);
+  // Registers are allocated per warp in units of 256: 33 registers take 40 (1280 a warp).
+  EXPECT_EQ(BlocksPerSmUnder(h200, 1024, 0, 33), 1);
+  // A T4 SM: 64 KiB, one 32 KiB block with nothing reserved... two with 0 reserved.
+  EXPECT_EQ(BlocksPerSmUnder(DeviceProfile("t4"), 256, 32 * 1024, 32), 2);
+  EXPECT_EQ(BlocksPerSmUnder(DeviceProfile("t4"), 256, 32 * 1024 + 8, 32), 1);
+  // Does not fit at all: more shared memory than a block may have, or too many threads.
+  EXPECT_EQ(BlocksPerSmUnder(DeviceProfile("t4"), 256, 64 * 1024 + 1, 32), 0);
+  EXPECT_EQ(BlocksPerSmUnder(h200, 2048, 0, 16), 0);
+  EXPECT_FALSE(FitsBlock(DeviceProfile("rtx3060"), 256, 100 * 1024));
+  EXPECT_TRUE(FitsBlock(DeviceProfile("rtx3060"), 256, 99 * 1024));
+}
+
+TEST(Occupancy, LaunchBoundRegisters) {
+  // __launch_bounds__(256, 2): 65536 / 512 = 128; (1024, 1): 64; (256, 6): 42 -> 40.
+  EXPECT_EQ(LaunchBoundRegisters(65536, 256, 2), 128);
+  EXPECT_EQ(LaunchBoundRegisters(65536, 1024, 1), 64);
+  EXPECT_EQ(LaunchBoundRegisters(65536, 256, 6), 40);
+  EXPECT_EQ(LaunchBoundRegisters(65536, 32, 1), 255);
+}
+
+}  // namespace
+}  // namespace staged
