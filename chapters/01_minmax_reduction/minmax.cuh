@@ -231,14 +231,17 @@ std::size_t MinMaxTempBytes(std::size_t n);
 /// One kernel: writes the min and max of @p d_in[0, n) to @p d_result, asynchronously.
 ///
 /// Queues two kernels on @p stream: a one-thread kernel that zeroes the finishing counter inside
-/// @p d_temp, then the single-pass kernel, launched so that it may start while the first one
-/// finishes (programmatic dependent launch; it waits for the reset before it takes a ticket). Everything a call changes lives in
-/// its own @p d_temp and @p d_result: the launcher keeps no state between calls (besides
-/// `staged::ResidentGrid`'s occupancy cache, which never changes a result), so any number of
+/// @p d_temp, then the single-pass kernel. On sm_90 and newer, when the kernel's code was
+/// compiled for sm_90 or newer (`staged::ProgrammaticLaunchAvailable`), it is launched so that it
+/// may start while the first one finishes (programmatic dependent launch; it waits for the reset
+/// before it takes a ticket); otherwise the two run in plain stream order. Everything a call
+/// changes lives in its own @p d_temp and @p d_result: the launcher keeps no state between calls
+/// (besides the occupancy and attribute caches, which never change a result), so any number of
 /// host threads, streams (`cudaStreamPerThread` included) and CUDA Graph replays may call it
 /// at once, as long as calls that may overlap use different scratch. The scratch's contents
 /// before the call do not matter, and nothing in it is needed after the call.
-/// Stream capture records the two kernels as two graph nodes joined by a programmatic edge.
+/// Stream capture records the two kernels as two graph nodes, joined by a programmatic edge where
+/// the launch is programmatic.
 /// @tparam T element type
 /// @param[in] d_in device input, aligned to sizeof(T) (any offset from 16 bytes)
 /// @param[in] n elements, >= 1 (throws `std::invalid_argument` otherwise)

@@ -22,7 +22,8 @@
  * 6. The counter's reset costs no time on the critical path: a one-thread kernel zeroes it and,
  *    as its first instruction, lets the main kernel launch (programmatic dependent launch,
  *    Hopper and later); the main kernel waits for the reset only where it takes its ticket,
- *    after it has read and reduced its share of the input.
+ *    after it has read and reduced its share of the input. Before sm_90 (or in code compiled
+ *    for an older GPU) the two kernels run in plain stream order.
  */
 #include <cuda_runtime.h>
 
@@ -34,6 +35,7 @@
 #include "chapters/01_minmax_reduction/minmax.cuh"
 #include "common/aligned_split.hpp"
 #include "common/cuda_check.hpp"
+#include "common/launch_support.hpp"
 #include "common/resident_grid.hpp"
 
 namespace ch01::optimized {
@@ -248,6 +250,15 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   // graph replays both with the same dependency.
   ResetTicketKernel<<<1, 1, 0, stream>>>(scratch.tickets);
   CUDA_CHECK_LAST_LAUNCH();
+  if (!staged::ProgrammaticLaunchAvailable(reinterpret_cast<const void*>(kernel))) {
+    // Before sm_90, or code compiled without the wait: plain stream order, the reset finishes
+    // before the kernel starts.
+    kernel<<<blocks, kBlockSize, 0, stream>>>(d_in, split.head, split.vectors, split.tail,
+                                              scratch.partial_min, scratch.partial_max,
+                                              scratch.tickets, d_result);
+    CUDA_CHECK_LAST_LAUNCH();
+    return;
+  }
   // Programmatic stream serialization: the kernel may launch as soon as the reset grid signals,
   // so its loads overlap the reset instead of waiting behind a separate launch.
   cudaLaunchAttribute attribute{};
