@@ -15,6 +15,7 @@
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
 #include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
+#include "common/device_limits.hpp"
 #include "gpu_test.hpp"
 
 namespace ch02 {
@@ -114,6 +115,58 @@ TEST(LookbackLayout, ContrastsChangeOneThingEach) {
   EXPECT_EQ(Tile4096Shape::kTile, 4096);
   EXPECT_EQ(Tile4096Shape::kMinBlocksPerSm * Tile4096Shape::kTile,
             Shape::kMinBlocksPerSm * Shape::kTile);
+}
+
+// ---------------------------------------------------------------- architecture limits
+
+/// Blocks per SM of shape @p S's kernel under @p limits: its static shared memory and the
+/// registers its launch bound allows (the most it may use).
+template <class S>
+int ModelBlocks(const staged::DeviceLimits& limits) {
+  const int regs = staged::LaunchBoundRegisters(
+      limits.regs_per_sm, S::kThreads,
+      std::min(S::kMinBlocksPerSm, limits.max_threads_per_sm / S::kThreads));
+  return staged::BlocksPerSmUnder(limits, S::kThreads, lookback::SharedBytes<S>(), regs);
+}
+
+TEST(ArchitectureLimits, EveryProfileGetsAScanShapeThatFits) {
+  using lookback::ScanShape;
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    const int shared = ModelBlocks<lookback::Shape>(limits);
+    const int registers = ModelBlocks<lookback::RegisterShape>(limits);
+    const int small = ModelBlocks<lookback::Tile4096Shape>(limits);
+    EXPECT_GE(std::min({shared, registers, small}), 1) << limits.name;
+    const ScanShape chosen = lookback::ChooseShape(shared, registers, small);
+    const int blocks = chosen == ScanShape::kShared      ? shared
+                       : chosen == ScanShape::kRegisters ? registers
+                                                         : small;
+    EXPECT_GE(blocks, 1) << limits.name;
+  }
+  // An H200 SM holds six 32 KiB tiles (192 KiB): the chapter's shape. A T4 SM holds one (64 KiB
+  // in all) but three 16 KiB ones: the small tiles keep more bytes in flight. A 100 KiB SM (RTX
+  // 30/40) holds three of either 32 KiB shape: the chapter's (a tie goes to shared memory).
+  const auto choice = [](const char* name) {
+    const staged::DeviceLimits& l = staged::DeviceProfile(name);
+    return lookback::ChooseShape(ModelBlocks<lookback::Shape>(l),
+                                 ModelBlocks<lookback::RegisterShape>(l),
+                                 ModelBlocks<lookback::Tile4096Shape>(l));
+  };
+  EXPECT_EQ(choice("h200"), ScanShape::kShared);
+  EXPECT_EQ(ModelBlocks<lookback::Shape>(staged::DeviceProfile("h200")), 6);
+  EXPECT_EQ(choice("t4"), ScanShape::kSmallTiles);
+  EXPECT_EQ(choice("rtx3060"), ScanShape::kShared);
+  EXPECT_EQ(choice("rtx4090"), ScanShape::kShared);
+}
+
+TEST(ArchitectureLimits, ShapeChoiceWeighsTileBytesPerSm) {
+  using lookback::ScanShape;
+  EXPECT_EQ(lookback::ChooseShape(6, 3, 12), ScanShape::kShared);     // 192 = 96 = 192 KiB: tie
+  EXPECT_EQ(lookback::ChooseShape(1, 1, 3), ScanShape::kSmallTiles);  // 32, 32, 48 KiB
+  EXPECT_EQ(lookback::ChooseShape(1, 3, 3), ScanShape::kRegisters);   // 32, 96, 48 KiB
+  EXPECT_EQ(lookback::ChooseShape(4, 3, 9), ScanShape::kSmallTiles);  // 128, 96, 144 KiB
+  // Whichever the GPU gets, the scratch is sized for the smallest tile's status words.
+  EXPECT_EQ(optimized::ExclusiveScanTempBytes<std::uint32_t>(1ul << 28),
+            lookback::ScratchBytes(1ul << 28, lookback::Tile4096Shape::kTile));
 }
 
 TEST(LookbackLayout, StatusWordsCarryFlagAndValueTogether) {

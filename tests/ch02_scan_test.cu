@@ -329,6 +329,57 @@ TEST(ScanLargest, LookbackInPlaceAt2To28Plus1) {
   EXPECT_EQ(bad, 0u) << "first wrong element " << first_bad;
 }
 
+// The scan of a count only the device knows (chapter 03's deeper levels): the first *d_count
+// elements of a larger buffer are scanned, in place and out of place, at offsets that give
+// either access width; everything past the count keeps its poison, and a count over the buffer
+// is clamped to it.
+TEST(ScanDeviceCount, ScansTheCountAndNothingPast) {
+  STAGED_REQUIRE_GPU();
+  constexpr std::size_t kMax = (1u << 20) + 7;
+  const std::vector<std::uint32_t> in =
+      staged::Generate<std::uint32_t>(kMax, staged::Distribution::kUniform, kTestSeed);
+  const std::size_t temp = optimized::ExclusiveScanTempBytes<std::uint32_t>(kMax);
+  staged::DeviceBuffer<unsigned char> d_temp(temp);
+  staged::DeviceBuffer<std::uint32_t> d_count(1);
+  for (std::uint32_t count : {0u, 1u, 4095u, 4096u, 8193u, 100003u, 1u << 20,
+                              static_cast<std::uint32_t>(kMax), 0xFFFFFFFFu}) {
+    // In place; out of place at the same offset (16-byte path) and at the other (4-byte path).
+    for (const int layout : {0, 1, 2}) {
+      const bool in_place = layout == 0;
+      for (const std::size_t offset : {std::size_t{0}, std::size_t{1}}) {
+        const std::size_t out_offset = layout == 2 ? 1 - offset : offset;
+        SCOPED_TRACE("count " + std::to_string(count) + (in_place ? " in place" : "") +
+                     " offsets " + std::to_string(offset) + "/" + std::to_string(out_offset) +
+                     " seed " + std::to_string(kTestSeed));
+        std::vector<std::uint32_t> padded(kMax + 1, 0xDEADBEEFu);
+        std::copy(in.begin(), in.end(), padded.begin() + offset);
+        staged::DeviceBuffer<std::uint32_t> d_in(padded), d_out(kMax + 1);
+        d_out.FillBytes(0xAB);
+        d_temp.FillBytes(0xCD);  // scratch left dirty by an earlier call
+        d_count.CopyFromHost(&count, 1);
+        std::uint32_t* out = in_place ? d_in.data() + offset : d_out.data() + out_offset;
+        optimized::ExclusiveScanDeviceCount<std::uint32_t>(
+            d_in.data() + offset, out, kMax, d_count.data(), d_temp.data(), temp, nullptr);
+        const std::vector<std::uint32_t> got_all = in_place ? d_in.ToHost() : d_out.ToHost();
+        const std::size_t base = in_place ? offset : out_offset;
+        const std::size_t n = std::min<std::size_t>(count, kMax);
+        std::uint32_t sum = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+          ASSERT_EQ(got_all[base + i], sum) << "element " << i;
+          sum += in[i];
+        }
+        for (std::size_t i = n; i < kMax; ++i) {
+          const std::uint32_t untouched = in_place ? in[i] : 0xABABABABu;
+          ASSERT_EQ(got_all[base + i], untouched) << "element " << i << " past the count";
+        }
+      }
+    }
+  }
+  EXPECT_THROW(optimized::ExclusiveScanDeviceCount<std::uint32_t>(
+                   d_count.data(), d_count.data(), 1, nullptr, d_temp.data(), temp, nullptr),
+               std::invalid_argument);
+}
+
 // Eight streams, each with its own sizes, buffers and poisoned scratch, queue several scans
 // (look-back out of place and in place, Blelloch) with no synchronisation between any of them;
 // everything is checked at the end. Shared state between calls would mix them up.
@@ -464,6 +515,7 @@ TEST(ScanGraph, CapturedLookbackReplaysWithFreshScratch) {
 // its tiles hold per SM (scan_lookback.cuh), and the shared-memory carveout is only a hint.
 TEST(ScanOccupancy, VariantsReachTheirBlocksPerSm) {
   STAGED_REQUIRE_GPU();
+  staged::testing::ScopedDeviceProfile own("");  // this GPU's SM, whatever the suite plans for
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   int smem_per_sm = 0;

@@ -193,7 +193,8 @@ void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, v
                std::size_t temp_bytes, cudaStream_t stream);
 
 /// Device scratch bytes `ExclusiveScan` needs for @p n elements: a tile counter and one 8-byte
-/// status word per tile of `lookback::Shape::kTile` (8192) elements (0 for n = 0).
+/// status word per tile of the smallest tile the GPU may get (`lookback::ChooseShape`: 4096
+/// elements), 0 for n = 0.
 /// @tparam T uint32_t or int32_t
 /// @param[in] n number of elements to scan
 template <typename T>
@@ -218,6 +219,27 @@ std::size_t ExclusiveScanTempBytes(std::size_t n);
 template <typename T>
 void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
                    cudaStream_t stream);
+/**
+ * @brief `ExclusiveScan` of the first `*d_count` elements of a buffer of @p max_n, the count
+ *        read on the device when the scan runs: for a length only the device knows (chapter 03's
+ *        deeper levels), so the scan covers what is there, not the buffer's capacity.
+ *
+ * The grid still has one block per tile of @p max_n elements; the blocks past the count's last
+ * tile return as soon as they draw their tile. Elements at and past `*d_count` are neither read
+ * nor written.
+ * @tparam T uint32_t or int32_t
+ * @param[in] d_in device input
+ * @param[out] d_out device output; may equal @p d_in
+ * @param[in] max_n the most elements `*d_count` may name (it is clamped to it)
+ * @param[in] d_count device pointer to the number of elements, written before the scan runs
+ * @param[in] d_temp scratch of at least `ExclusiveScanTempBytes<T>(max_n)` bytes
+ * @param[in] temp_bytes size of @p d_temp
+ * @param[in] stream stream the work is queued on
+ */
+template <typename T>
+void ExclusiveScanDeviceCount(const T* d_in, T* d_out, std::size_t max_n,
+                              const std::uint32_t* d_count, void* d_temp, std::size_t temp_bytes,
+                              cudaStream_t stream);
 
 /// Device scratch bytes `ExclusiveScanBlelloch` needs for @p n elements (0 up to 1024).
 /// @tparam T uint32_t or int32_t

@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -19,13 +20,58 @@
 #include "common/cuda_check.hpp"
 #include "common/resident_grid.hpp"
 
+namespace ch02::lookback {
+
+namespace {
+
+/// Blocks of shape @p S's 16-byte kernel resident per SM as the launchers plan (the occupancy
+/// API, capped by a device profile's limits), after the carveout hint every launch gives.
+template <class S>
+int ResidentBlocks() {
+  const void* kernel = reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>);
+  PreferSharedMemory<S, true>();  // as every launch does, so the query sees the same carveout
+  return static_cast<int>(staged::ResidentBlocks(kernel, S::kThreads, 0) /
+                          static_cast<unsigned>(staged::SmCount()));
+}
+
+}  // namespace
+
+ScanShape ChosenShape() {
+  return ChooseShape(ResidentBlocks<Shape>(), ResidentBlocks<RegisterShape>(),
+                     ResidentBlocks<Tile4096Shape>());
+}
+
+}  // namespace ch02::lookback
+
 namespace ch02::optimized {
 
 template <typename T>
 std::size_t ExclusiveScanTempBytes(std::size_t n) {
   static_assert(sizeof(T) == sizeof(std::uint32_t), "the scan works on 32-bit words");
-  return lookback::ScratchBytes(n, lookback::Shape::kTile);
+  // Enough for whichever shape the GPU gets: the smallest tile has the most status words.
+  return lookback::ScratchBytes(n, lookback::Tile4096Shape::kTile);
 }
+
+namespace {
+/// The single-pass scan in the shape `lookback::ChosenShape` picks for this GPU.
+void LaunchChosenShape(const std::uint32_t* in, std::uint32_t* out, std::size_t n, void* d_temp,
+                       cudaStream_t stream, const std::uint32_t* count) {
+  using lookback::kBackoff;
+  switch (lookback::ChosenShape()) {
+    case lookback::ScanShape::kShared:
+      lookback::LaunchLookbackScan<lookback::Shape>(in, out, n, d_temp, kBackoff, stream, count);
+      return;
+    case lookback::ScanShape::kRegisters:
+      lookback::LaunchLookbackScan<lookback::RegisterShape>(in, out, n, d_temp, kBackoff, stream,
+                                                            count);
+      return;
+    case lookback::ScanShape::kSmallTiles:
+      lookback::LaunchLookbackScan<lookback::Tile4096Shape>(in, out, n, d_temp, kBackoff, stream,
+                                                            count);
+      return;
+  }
+}
+}  // namespace
 
 template <typename T>
 void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
@@ -33,9 +79,22 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
   CheckArguments("optimized::ExclusiveScan", n, d_temp, temp_bytes, ExclusiveScanTempBytes<T>(n));
   if (n == 0) return;
   // int32 and uint32 share one kernel: the same bits under wrapping addition.
-  lookback::LaunchLookbackScan<lookback::Shape>(reinterpret_cast<const std::uint32_t*>(d_in),
-                                                reinterpret_cast<std::uint32_t*>(d_out), n, d_temp,
-                                                lookback::kBackoff, stream);
+  LaunchChosenShape(reinterpret_cast<const std::uint32_t*>(d_in),
+                    reinterpret_cast<std::uint32_t*>(d_out), n, d_temp, stream, nullptr);
+}
+
+template <typename T>
+void ExclusiveScanDeviceCount(const T* d_in, T* d_out, std::size_t max_n,
+                              const std::uint32_t* d_count, void* d_temp, std::size_t temp_bytes,
+                              cudaStream_t stream) {
+  CheckArguments("optimized::ExclusiveScanDeviceCount", max_n, d_temp, temp_bytes,
+                 ExclusiveScanTempBytes<T>(max_n));
+  if (d_count == nullptr) {
+    throw std::invalid_argument("optimized::ExclusiveScanDeviceCount: no count");
+  }
+  if (max_n == 0) return;
+  LaunchChosenShape(reinterpret_cast<const std::uint32_t*>(d_in),
+                    reinterpret_cast<std::uint32_t*>(d_out), max_n, d_temp, stream, d_count);
 }
 
 // The same instantiation list in every variant file repeats on purpose: one signature per
@@ -47,6 +106,9 @@ template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*,
                                            std::size_t, cudaStream_t);
 template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t, void*,
                                           std::size_t, cudaStream_t);
+template void ExclusiveScanDeviceCount<std::uint32_t>(const std::uint32_t*, std::uint32_t*,
+                                                      std::size_t, const std::uint32_t*, void*,
+                                                      std::size_t, cudaStream_t);
 /// @endcond
 
 }  // namespace ch02::optimized
@@ -70,7 +132,7 @@ void ContrastScan(const std::uint32_t* in, std::uint32_t* out, std::size_t n, vo
 }
 
 template <class S>
-int ResidentBlocks() {
+int BlocksPerSm() {
   const void* kernel = reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>);
   PreferSharedMemory<S, true>();  // as every launch does, so the query sees the same carveout
   return staged::BlocksPerSm(kernel, S::kThreads, 0);
@@ -78,7 +140,7 @@ int ResidentBlocks() {
 
 template <class S>
 std::string Describe() {
-  const int blocks = ResidentBlocks<S>();
+  const int blocks = BlocksPerSm<S>();
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(
       &attr, reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>)));
@@ -94,8 +156,43 @@ Variant MakeVariant(const char* row, const char* change,
                                  std::size_t, cudaStream_t),
                     std::size_t (*temp_bytes)(std::size_t)) {
   Variant v{row, change, S::kTile, scan, temp_bytes, S::kMinBlocksPerSm, nullptr, nullptr};
-  v.resident_blocks = ResidentBlocks<S>;
+  v.resident_blocks = BlocksPerSm<S>;
   v.describe = Describe<S>;
+  return v;
+}
+
+/// The row of `ExclusiveScan`: the shape `ChosenShape` picks, described.
+std::string DescribeChosen() {
+  switch (ChosenShape()) {
+    case ScanShape::kShared:
+      return Describe<Shape>();
+    case ScanShape::kRegisters:
+      return "the shape of optimized:scan-registers: " + Describe<RegisterShape>();
+    case ScanShape::kSmallTiles:
+      return "the shape of optimized:scan-tile4096: " + Describe<Tile4096Shape>();
+  }
+  return "";
+}
+
+/// Blocks per SM of the shape `ChosenShape` picks.
+int BlocksPerSmChosen() {
+  switch (ChosenShape()) {
+    case ScanShape::kShared:
+      return BlocksPerSm<Shape>();
+    case ScanShape::kRegisters:
+      return BlocksPerSm<RegisterShape>();
+    case ScanShape::kSmallTiles:
+      return BlocksPerSm<Tile4096Shape>();
+  }
+  return 0;
+}
+
+/// The row of `ExclusiveScan` (`optimized:scan`): described by the shape it runs.
+Variant ChapterVariant() {
+  Variant v = MakeVariant<Shape>("optimized:scan", "", optimized::ExclusiveScan<std::uint32_t>,
+                                 optimized::ExclusiveScanTempBytes<std::uint32_t>);
+  v.resident_blocks = BlocksPerSmChosen;
+  v.describe = DescribeChosen;
   return v;
 }
 
@@ -107,8 +204,7 @@ const std::vector<Variant>& Variants() {
                                  ContrastScan<RegisterShape>, ContrastTempBytes<RegisterShape>),
       MakeVariant<Tile4096Shape>("optimized:scan-tile4096", "tiles of 4096 elements",
                                  ContrastScan<Tile4096Shape>, ContrastTempBytes<Tile4096Shape>),
-      MakeVariant<Shape>("optimized:scan", "", optimized::ExclusiveScan<std::uint32_t>,
-                         optimized::ExclusiveScanTempBytes<std::uint32_t>),
+      ChapterVariant(),
   };
   return variants;
 }

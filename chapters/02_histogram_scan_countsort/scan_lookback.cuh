@@ -21,10 +21,12 @@
  * by Little's law the bytes resident per SM divided by a tile's lifetime is the bandwidth. A
  * tile that waits in registers costs registers (`kInShared` false: 32 elements per thread on
  * top of the look-back's own, about 80 in all, so 3 blocks of 256 threads per SM); a tile copied
- * by `cp.async` straight into shared memory waits there, so 6 blocks of 32 KiB fit in an SM's
- * 228 KiB with 40 registers per thread. At the same bytes per SM, larger tiles mean fewer
- * tiles per byte: fewer tile-counter atomics, status words and look-backs, each an L2 round
- * trip.
+ * by `cp.async` straight into shared memory waits there, so 6 blocks of 32 KiB fit in an SM of
+ * 228 KiB (sm_90) with 40 registers per thread. At the same bytes per SM, larger tiles mean
+ * fewer tiles per byte: fewer tile-counter atomics, status words and look-backs, each an L2
+ * round trip. An SM with less shared memory holds fewer such tiles (one on a 64 KiB sm_75 SM),
+ * so `ChooseShape` picks, from the running GPU's occupancy, the shape that keeps the most bytes
+ * resident there.
  */
 #pragma once
 
@@ -79,6 +81,41 @@ using RegisterShape = TileShape<256, 32, false, 3, 8>;
 /// the tile-counter atomics, status words and look-backs per byte).
 using Tile4096Shape = TileShape<128, 32, true, 12, 8>;
 // snippet-end: ch02-shapes
+
+/// Static shared memory of `DecoupledLookbackScanKernel` with shape @p S, at most: the tile, the
+/// warp totals (16-byte blocks) and two words (a GPU test checks the compiled kernels).
+/// @tparam S the `TileShape`
+template <class S>
+constexpr std::size_t SharedBytes() {
+  return 4 * static_cast<std::size_t>(S::kTile) + 16 * ((4 * S::kWarps + 15) / 16) + 16;
+}
+
+/// The shapes `ch02::optimized::ExclusiveScan` can run: the chapter's `Shape` wherever it keeps
+/// the most tile bytes resident per SM, else the one of the contrasts that keeps more.
+enum class ScanShape {
+  kShared,      ///< `Shape`: 8192-element tiles waiting in shared memory
+  kRegisters,   ///< `RegisterShape`: the same tiles waiting in registers
+  kSmallTiles,  ///< `Tile4096Shape`: 4096-element tiles waiting in shared memory
+};
+
+/// @brief The shape with the most tile bytes resident per SM (blocks per SM x tile), which sets
+///        the scan's bandwidth (Little's law, above); on a tie the larger tile (fewer look-backs
+///        per byte), then the tile in shared memory.
+/// @param[in] shared_blocks blocks per SM of `Shape`'s kernel
+/// @param[in] register_blocks blocks per SM of `RegisterShape`'s kernel
+/// @param[in] small_tile_blocks blocks per SM of `Tile4096Shape`'s kernel
+constexpr ScanShape ChooseShape(int shared_blocks, int register_blocks, int small_tile_blocks) {
+  const long long shared = static_cast<long long>(shared_blocks) * Shape::kTile;
+  const long long registers = static_cast<long long>(register_blocks) * RegisterShape::kTile;
+  const long long small = static_cast<long long>(small_tile_blocks) * Tile4096Shape::kTile;
+  if (shared >= registers && shared >= small) return ScanShape::kShared;
+  return registers >= small ? ScanShape::kRegisters : ScanShape::kSmallTiles;
+}
+
+/// `ChooseShape` on the current device, with each shape's blocks per SM as the launchers plan
+/// them (`staged::ResidentBlocks`: the occupancy API, capped by a device profile). Defined in
+/// scan_lookback.cu.
+ScanShape ChosenShape();
 
 /// Scratch bytes in front of the status words that hold the tile counter (one aligned block).
 inline constexpr std::size_t kCounterBytes = 256;

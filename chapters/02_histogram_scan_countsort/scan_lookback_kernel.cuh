@@ -35,6 +35,7 @@
 #include "chapters/02_histogram_scan_countsort/scan_tile_io.cuh"
 #include "chapters/02_histogram_scan_countsort/warp_scan.cuh"
 #include "common/cuda_check.hpp"
+#include "common/launch_bounds.cuh"
 
 namespace ch02::lookback {
 
@@ -160,12 +161,16 @@ __device__ std::uint32_t LookBack(StatusWord* status, std::uint32_t tile, int la
  * @param[in,out] status one status word per tile
  * @param[in,out] tile_counter the next tile index to hand out
  * @param[in] backoff how the look-back warp waits for predecessors
+ * @param[in] count with kDeviceCount, the number of elements (at most @p n), read here: tiles
+ *            past its end return at once
+ * @tparam kDeviceCount the element count is `min(n, *count)`, read on the device
  */
-template <class S, bool kVectorized>
-__global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
+template <class S, bool kVectorized, bool kDeviceCount = false>
+__global__ void __launch_bounds__(S::kThreads,
+                                  staged::FitBlocksPerSm(S::kThreads, S::kMinBlocksPerSm))
     DecoupledLookbackScanKernel(const std::uint32_t* in, std::uint32_t* out, std::size_t n,
                                 unsigned lead, StatusWord* status, unsigned* tile_counter,
-                                Backoff backoff) {
+                                Backoff backoff, const std::uint32_t* count = nullptr) {
   constexpr int kV = S::kVectors;
   __shared__ uint4 s_units[S::kWarps][S::kWarpVectors];
   // 16-byte aligned and a whole number of 16-byte blocks long: see the second barrier.
@@ -182,6 +187,11 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
   __syncthreads();
   const std::uint32_t tile = s_tile;
   // snippet-end: ch02-tile-index
+  if constexpr (kDeviceCount) {
+    // Tiles are drawn in order, so every tile a kept tile looks back at is kept too.
+    if (*count < n) n = *count;
+    if (static_cast<std::size_t>(tile) * S::kTile >= n + lead) return;  // uniform per block
+  }
 
   const std::size_t end = n + lead;
   const std::size_t base = static_cast<std::size_t>(tile) * S::kTile + warp * S::kWarpItems;
@@ -285,10 +295,10 @@ __global__ void __launch_bounds__(S::kThreads, S::kMinBlocksPerSm)
  * @tparam S the `TileShape`
  * @tparam kVectorized which of the two kernels of the shape
  */
-template <class S, bool kVectorized>
+template <class S, bool kVectorized, bool kDeviceCount = false>
 void PreferSharedMemory() {
   if constexpr (S::kInShared) {
-    CUDA_CHECK(cudaFuncSetAttribute(DecoupledLookbackScanKernel<S, kVectorized>,
+    CUDA_CHECK(cudaFuncSetAttribute(DecoupledLookbackScanKernel<S, kVectorized, kDeviceCount>,
                                     cudaFuncAttributePreferredSharedMemoryCarveout,
                                     cudaSharedmemCarveoutMaxShared));
   }
@@ -307,10 +317,13 @@ void PreferSharedMemory() {
  * @param[in,out] d_temp at least `ScratchBytes(n, S::kTile)` bytes
  * @param[in] backoff how the look-back warp waits
  * @param[in] stream the stream the work is queued on
+ * @param[in] count when not null, a device pointer to the number of elements to scan (at most
+ *            @p n), read by the kernel (`ExclusiveScanDeviceCount`)
  */
 template <class S>
 void LaunchLookbackScan(const std::uint32_t* in, std::uint32_t* out, std::size_t n, void* d_temp,
-                        const Backoff& backoff, cudaStream_t stream) {
+                        const Backoff& backoff, cudaStream_t stream,
+                        const std::uint32_t* count = nullptr) {
   const auto in_address = reinterpret_cast<std::uintptr_t>(in);
   const bool vectorized = in_address % 16 == reinterpret_cast<std::uintptr_t>(out) % 16;
   const unsigned lead = vectorized ? static_cast<unsigned>(in_address % 16 / 4) : 0;
@@ -321,14 +334,23 @@ void LaunchLookbackScan(const std::uint32_t* in, std::uint32_t* out, std::size_t
   // scan: a call shares no state with any other call that has its own scratch.
   CUDA_CHECK(cudaMemsetAsync(d_temp, 0, kCounterBytes + tiles * sizeof(StatusWord), stream));
   const auto grid = static_cast<unsigned>(tiles);
-  if (vectorized) {
+  const auto launch = [&](auto kernel) {
+    kernel<<<grid, S::kThreads, 0, stream>>>(in, out, n, lead, status, counter, backoff, count);
+  };
+  if (count != nullptr) {
+    if (vectorized) {
+      PreferSharedMemory<S, true, true>();
+      launch(DecoupledLookbackScanKernel<S, true, true>);
+    } else {
+      PreferSharedMemory<S, false, true>();
+      launch(DecoupledLookbackScanKernel<S, false, true>);
+    }
+  } else if (vectorized) {
     PreferSharedMemory<S, true>();
-    DecoupledLookbackScanKernel<S, true>
-        <<<grid, S::kThreads, 0, stream>>>(in, out, n, lead, status, counter, backoff);
+    launch(DecoupledLookbackScanKernel<S, true>);
   } else {
     PreferSharedMemory<S, false>();
-    DecoupledLookbackScanKernel<S, false>
-        <<<grid, S::kThreads, 0, stream>>>(in, out, n, lead, status, counter, backoff);
+    launch(DecoupledLookbackScanKernel<S, false>);
   }
   CUDA_CHECK_LAST_LAUNCH();
 }

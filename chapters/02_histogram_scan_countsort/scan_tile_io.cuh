@@ -6,9 +6,10 @@
  * Global memory is always accessed in *striped* order (lane l touches vectors l, l + 32, ...),
  * so each instruction of a warp covers 512 contiguous bytes (16-byte path) or 128 (4-byte
  * path). A segment wholly inside the input is copied either through registers (every load
- * issued before the first shared store) or by `cp.async`, which writes shared memory without
- * holding a register per element; the first and last segments of the input go element by
- * element with bounds checks, one vector at a time.
+ * issued before the first shared store) or by `cp.async` (`staged::CopyToShared`), which writes
+ * shared memory without holding a register per element, where the GPU has it (sm_80 and newer);
+ * the first and last segments of the input go element by element with bounds checks, one vector
+ * at a time.
  *
  * Virtual element v is in[v - lead] for lead <= v < n + lead (end) and 0 otherwise, so that
  * 16-byte vectors of the virtual array are aligned in memory.
@@ -21,6 +22,7 @@
 #include <cstdint>
 
 #include "chapters/02_histogram_scan_countsort/scan_lookback.cuh"
+#include "common/async_copy.cuh"
 
 namespace ch02::lookback {
 
@@ -54,33 +56,11 @@ __device__ __forceinline__ void StoreEdgeVector(std::uint32_t* out, std::size_t 
   }
 }
 
-/// Asynchronous copy of 16 bytes from global to shared memory, cached in L2 only (`.cg`): the
-/// data goes straight into shared memory without passing through a register.
-/// @param[out] smem 16-byte aligned shared destination
-/// @param[in] gmem 16-byte aligned global source
-// snippet-begin: ch02-cp-async16
-__device__ __forceinline__ void CopyAsync16(void* smem, const void* gmem) {
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
-}
-// snippet-end: ch02-cp-async16
-/// Asynchronous copy of 4 bytes from global to shared memory (`.ca`, the only mode for 4 bytes).
-/// @param[out] smem 4-byte aligned shared destination
-/// @param[in] gmem 4-byte aligned global source
-__device__ __forceinline__ void CopyAsync4(void* smem, const void* gmem) {
-  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(gmem) : "memory");
-}
-/// Waits until every `cp.async` this thread issued has written shared memory. Other lanes see
-/// the data only after a barrier (`__syncwarp`) that follows this wait in every lane.
-__device__ __forceinline__ void WaitAsyncCopies() {
-  asm volatile("cp.async.wait_all;\n" ::: "memory");
-}
-
 /**
  * @brief Copies a warp's segment that lies wholly inside the input into its shared buffer, in
  *        striped order: through registers (every load issued before the first shared store)
- *        or, when @p S keeps its tile in shared memory, by `cp.async` (no registers held).
+ *        or, when @p S keeps its tile in shared memory and the GPU has `cp.async` (sm_80 and
+ *        newer), by `cp.async` (no registers held).
  * @tparam S the kernel's `TileShape`
  * @tparam kVectorized 16-byte accesses (in - lead is 16-byte aligned) or 4-byte ones (lead = 0)
  * @param[in] in the input
@@ -97,13 +77,13 @@ __device__ __forceinline__ void LoadInteriorSegment(const std::uint32_t* in, std
         reinterpret_cast<const uint4*>(reinterpret_cast<std::uintptr_t>(in) - 4 * lead);
     // snippet-begin: ch02-segment-load
     // Vector j * 32 + lane of the segment: one instruction of the warp covers 512 bytes.
-    if constexpr (S::kInShared) {
+    if constexpr (S::kInShared && staged::kAsyncCopy) {
 #pragma unroll
       for (int j = 0; j < S::kVectors; ++j) {
-        CopyAsync16(units + SwizzledVector<S::kVectors>(j * 32 + lane),
-                    vin + base / 4 + j * 32 + lane);
+        staged::CopyToShared<16>(units + SwizzledVector<S::kVectors>(j * 32 + lane),
+                                 vin + base / 4 + j * 32 + lane);
       }
-      WaitAsyncCopies();
+      staged::WaitAllCopies();
     } else {
       uint4 v[S::kVectors];
 #pragma unroll
@@ -115,13 +95,13 @@ __device__ __forceinline__ void LoadInteriorSegment(const std::uint32_t* in, std
     // snippet-end: ch02-segment-load
   } else {
     auto* words = reinterpret_cast<std::uint32_t*>(units);
-    if constexpr (S::kInShared) {
+    if constexpr (S::kInShared && staged::kAsyncCopy) {
 #pragma unroll
       for (int j = 0; j < S::kItems; ++j) {
         const int e = j * 32 + lane;
-        CopyAsync4(words + SwizzledWord<S::kVectors>(e), in + base + e);
+        staged::CopyToShared<4>(words + SwizzledWord<S::kVectors>(e), in + base + e);
       }
-      WaitAsyncCopies();
+      staged::WaitAllCopies();
     } else {
       std::uint32_t x[S::kItems];
 #pragma unroll
