@@ -13,6 +13,7 @@
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
+#include "common/device_limits.hpp"
 #include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "gpu_test.hpp"
@@ -23,6 +24,9 @@ namespace {
 using optimized::BucketSorter;
 using staged::Distribution;
 using staged::testing::kTestSeed;
+
+/// The limits of the GPU whose plans the lesson quotes (every tile fits).
+const staged::DeviceLimits& H200() { return staged::DeviceProfile("h200"); }
 
 TEST(BucketMath, FullRangeDoesNotOverflow) {
   const std::uint64_t scale = BucketScale(0, 0xFFFFFFFFu, 2048);
@@ -69,70 +73,74 @@ TEST(Planning, FirstLevelPicksATileThatHoldsN) {
   const auto radix = BucketSorter::kRadix, bitonic = BucketSorter::kBitonic;
   const auto counting = BucketSorter::kCounting;
   // The bitonic and radix sorters: the smallest tile whose 8192 buckets hold n.
-  EXPECT_EQ(PlanFirstLevel(1, radix).tile.keys, 4096u);
-  EXPECT_EQ(PlanFirstLevel(1, radix).buckets, 1u);
-  EXPECT_EQ(PlanFirstLevel(1u << 20, radix).tile.keys, 4096u);
-  EXPECT_EQ(PlanFirstLevel(1u << 20, radix).buckets, 284u);  // ceil(2^20 / 3700)
-  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).tile.keys, 4096u);
-  EXPECT_EQ(PlanFirstLevel(8u << 20, radix).buckets, 2268u);
-  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).tile.keys, 4096u);
-  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic).buckets, 2268u);
+  EXPECT_EQ(PlanFirstLevel(1, radix, H200()).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(1, radix, H200()).buckets, 1u);
+  EXPECT_EQ(PlanFirstLevel(1u << 20, radix, H200()).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(1u << 20, radix, H200()).buckets, 284u);  // ceil(2^20 / 3700)
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix, H200()).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, radix, H200()).buckets, 2268u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic, H200()).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, bitonic, H200()).buckets, 2268u);
   // Up to 8192 buckets of 3700 keys (30.3M keys) sort in one level on the 4096-key tile.
-  EXPECT_EQ(PlanFirstLevel(8192u * 3700, bitonic).tile.keys, 4096u);
-  EXPECT_EQ(PlanFirstLevel(8192u * 3700, bitonic).buckets, optimized::kMaxBuckets);
-  EXPECT_EQ(PlanFirstLevel(8192u * 3700 + 1, bitonic).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(8192u * 3700 + 1, bitonic).buckets, 4331u);  // ceil(n / 7000)
-  EXPECT_EQ(PlanFirstLevel(16u << 20, bitonic).buckets, 4535u);
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700, bitonic, H200()).tile.keys, 4096u);
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700, bitonic, H200()).buckets, optimized::kMaxBuckets);
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700 + 1, bitonic, H200()).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(8192u * 3700 + 1, bitonic, H200()).buckets, 4331u);  // ceil(n / 7000)
+  EXPECT_EQ(PlanFirstLevel(16u << 20, bitonic, H200()).buckets, 4535u);
   // 64M keys: the radix sorter's large tile holds them in one level of 1891 buckets; the
   // bitonic sorter's buckets all go on to level 1, 2048 of them.
-  EXPECT_EQ(PlanFirstLevel(64u << 20, radix).tile.keys, 36864u);
-  EXPECT_EQ(PlanFirstLevel(64u << 20, radix).buckets, 1891u);
-  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic).buckets, optimized::kMaxDeeperBuckets);
-  EXPECT_EQ(PlanFirstLevel(256u << 20, radix).buckets, 7562u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, radix, H200()).tile.keys, 36864u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, radix, H200()).buckets, 1891u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic, H200()).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic, H200()).buckets, optimized::kMaxDeeperBuckets);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, radix, H200()).buckets, 7562u);
   // The counting sorter: the largest tile that still gives kMinFirstBuckets buckets.
-  EXPECT_EQ(PlanFirstLevel(1u << 20, counting).tile.keys, 4096u);  // 68 of 16384 keys: too few
-  EXPECT_EQ(PlanFirstLevel(1u << 20, counting).buckets, 284u);
-  EXPECT_EQ(PlanFirstLevel(4u << 20, counting).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(4u << 20, counting).buckets, 600u);
-  EXPECT_EQ(PlanFirstLevel(511u * 15500, counting).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(511u * 15500 + 1, counting).tile.keys, 16384u);
-  EXPECT_EQ(PlanFirstLevel(511u * 15500 + 1, counting).buckets, optimized::kMinFirstBuckets);
-  EXPECT_EQ(PlanFirstLevel(8u << 20, counting).buckets, 542u);
+  EXPECT_EQ(PlanFirstLevel(1u << 20, counting, H200()).tile.keys,
+            4096u);  // 68 of 16384 keys: too few
+  EXPECT_EQ(PlanFirstLevel(1u << 20, counting, H200()).buckets, 284u);
+  EXPECT_EQ(PlanFirstLevel(4u << 20, counting, H200()).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(4u << 20, counting, H200()).buckets, 600u);
+  EXPECT_EQ(PlanFirstLevel(511u * 15500, counting, H200()).tile.keys, 8192u);
+  EXPECT_EQ(PlanFirstLevel(511u * 15500 + 1, counting, H200()).tile.keys, 16384u);
+  EXPECT_EQ(PlanFirstLevel(511u * 15500 + 1, counting, H200()).buckets,
+            optimized::kMinFirstBuckets);
+  EXPECT_EQ(PlanFirstLevel(8u << 20, counting, H200()).buckets, 542u);
   // 64M keys in one level; 256M go on to level 1.
-  EXPECT_EQ(PlanFirstLevel(64u << 20, counting).tile.keys, 16384u);
-  EXPECT_EQ(PlanFirstLevel(64u << 20, counting).buckets, 4330u);
-  EXPECT_EQ(PlanFirstLevel(256u << 20, counting).tile.keys, 16384u);
-  EXPECT_EQ(PlanFirstLevel(256u << 20, counting).buckets, optimized::kMaxDeeperBuckets);
-  const optimized::FirstLevelPlan p = PlanFirstLevel(100003, radix);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, counting, H200()).tile.keys, 16384u);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, counting, H200()).buckets, 4330u);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, counting, H200()).tile.keys, 16384u);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, counting, H200()).buckets, optimized::kMaxDeeperBuckets);
+  const optimized::FirstLevelPlan p = PlanFirstLevel(100003, radix, H200());
   EXPECT_EQ(p.chunks, (100003 + optimized::kChunk - 1) / optimized::kChunk);
   EXPECT_EQ(p.matrix, std::uint64_t{p.buckets} * p.chunks);
 }
 
 TEST(Planning, TargetsLeaveRoomForPoissonSpread) {
   for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
-    int count = 0;
-    const optimized::TileShape* tiles = optimized::TilesOf(s, count);
-    for (int i = 0; i < count; ++i) {
+    const std::vector<optimized::TileShape> tiles = optimized::TilesOf(s, H200());
+    for (std::size_t i = 0; i < tiles.size(); ++i) {
       const double spread = std::sqrt(static_cast<double>(tiles[i].target));
       EXPECT_GE(tiles[i].keys, tiles[i].target + 6.5 * spread) << "tile " << tiles[i].keys;
       if (i > 0) EXPECT_GT(tiles[i].keys, tiles[i - 1].keys);
     }
     // Deeper levels: the radix sorter's largest tile, the others' smallest.
-    EXPECT_EQ(optimized::DeeperTile(s).keys,
-              s == BucketSorter::kRadix ? tiles[count - 1].keys : tiles[0].keys);
+    EXPECT_EQ(optimized::DeeperTile(s, H200()).keys,
+              s == BucketSorter::kRadix ? tiles.back().keys : tiles.front().keys);
   }
 }
 
 TEST(Planning, CapacitiesCoverLevelZeroAndDeeperLevels) {
-  for (std::uint64_t n : {1ull, 4097ull, 1ull << 20, 64ull << 20, 0xFFFFFFFFull}) {
-    for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
-      const std::uint64_t cap = optimized::MatrixCapacity(n, s);
-      EXPECT_GE(cap, optimized::PlanFirstLevel(n, s).matrix);
-      EXPECT_GE(cap, n / 8 + n / 32);
-      EXPECT_LT(cap, std::uint64_t{1} << 32) << "matrix offsets are 32-bit";
-      // Every span holds more keys than the smallest tile.
-      EXPECT_GE(optimized::SpanCapacity(n, s) * 4097, n);
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    for (std::uint64_t n : {1ull, 4097ull, 1ull << 20, 64ull << 20, 0xFFFFFFFFull}) {
+      for (BucketSorter s :
+           {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
+        const std::uint64_t cap = optimized::MatrixCapacity(n, s, limits);
+        EXPECT_GE(cap, optimized::PlanFirstLevel(n, s, limits).matrix) << limits.name;
+        EXPECT_GE(cap, n / 8 + n / 32);
+        EXPECT_LT(cap, std::uint64_t{1} << 32) << "matrix offsets are 32-bit";
+        // Every span holds more keys than the smallest tile.
+        EXPECT_GE(optimized::SpanCapacity(n, s, limits) * 4097, n);
+      }
     }
   }
 }
@@ -140,31 +148,98 @@ TEST(Planning, CapacitiesCoverLevelZeroAndDeeperLevels) {
 TEST(Planning, CapacityCoversLevelZeroOfEverySmallerN) {
   // A workspace sized for `cap` keys serves every n <= cap without reallocating; level 0's
   // matrix is not monotone in n where the tile changes (4096 buckets of the small tile just
-  // below 15.2M keys, 2397 of the next at 16M), which an earlier sizing missed.
-  for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
-    int count = 0;
-    const optimized::TileShape* tiles = optimized::TilesOf(s, count);
-    std::vector<std::uint64_t> caps = {16u << 20, 64u << 20, 256u << 20};
-    // Where the tile changes: a tile's kMaxBuckets bound, and the counting sorter's switch to a
-    // larger tile once it gets kMinFirstBuckets buckets.
-    std::vector<std::uint64_t> bounds;
-    for (int i = 0; i < count; ++i) {
-      bounds.push_back(std::uint64_t{optimized::kMaxBuckets} * tiles[i].target);
-      bounds.push_back(std::uint64_t{optimized::kMinFirstBuckets - 1} * tiles[i].target);
-    }
-    for (const std::uint64_t bound : bounds) {
-      caps.insert(caps.end(), {bound - 1, bound, bound + 1, 2 * bound});
-    }
-    for (const std::uint64_t cap : caps) {
-      const std::uint64_t capacity = optimized::MatrixCapacity(cap, s);
-      std::vector<std::uint64_t> sizes = {1, cap};
-      for (std::uint64_t k = 1; k < 2000; ++k) sizes.push_back(cap * k / 2000 + 1);
-      for (const std::uint64_t bound : bounds)
-        sizes.insert(sizes.end(), {bound - 1, bound, bound + 1});
-      for (const std::uint64_t n : sizes) {
-        if (n > cap) continue;
-        ASSERT_LE(optimized::PlanFirstLevel(n, s).matrix, capacity) << "cap " << cap << " n " << n;
+  // below 15.2M keys, 2397 of the next at 16M).
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
+      const std::vector<optimized::TileShape> tiles = optimized::TilesOf(s, limits);
+      std::vector<std::uint64_t> caps = {16u << 20, 64u << 20, 256u << 20};
+      // Where the tile changes: a tile's kMaxBuckets bound, and the counting sorter's switch to
+      // a larger tile once it gets kMinFirstBuckets buckets.
+      std::vector<std::uint64_t> bounds;
+      for (const optimized::TileShape& tile : tiles) {
+        bounds.push_back(std::uint64_t{optimized::kMaxBuckets} * tile.target);
+        bounds.push_back(std::uint64_t{optimized::kMinFirstBuckets - 1} * tile.target);
       }
+      for (const std::uint64_t bound : bounds) {
+        caps.insert(caps.end(), {bound - 1, bound, bound + 1, 2 * bound});
+      }
+      for (const std::uint64_t cap : caps) {
+        const std::uint64_t capacity = optimized::MatrixCapacity(cap, s, limits);
+        std::vector<std::uint64_t> sizes = {1, cap};
+        for (std::uint64_t k = 1; k < 500; ++k) sizes.push_back(cap * k / 500 + 1);
+        for (const std::uint64_t bound : bounds)
+          sizes.insert(sizes.end(), {bound - 1, bound, bound + 1});
+        for (const std::uint64_t n : sizes) {
+          if (n > cap) continue;
+          ASSERT_LE(optimized::PlanFirstLevel(n, s, limits).matrix, capacity)
+              << limits.name << " cap " << cap << " n " << n;
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------- architecture limits
+
+TEST(ArchitectureLimits, EveryProfileGetsTilesAndAPartitionThatFitItsBlocks) {
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    SCOPED_TRACE(limits.name);
+    for (BucketSorter s : {BucketSorter::kCounting, BucketSorter::kRadix, BucketSorter::kBitonic}) {
+      const std::vector<optimized::TileShape> tiles = optimized::TilesOf(s, limits);
+      ASSERT_FALSE(tiles.empty());
+      EXPECT_EQ(tiles.front().keys, 4096u) << "the smallest tile fits every GPU";
+      for (const optimized::TileShape& tile : tiles) {
+        EXPECT_LE(tile.smem, limits.smem_per_block) << tile.keys;
+        // 16 keys per thread, except the radix sorter's 36864-key tile (512 threads of 72).
+        const int threads = static_cast<int>(std::min<std::uint32_t>(tile.keys / 16, 512));
+        EXPECT_GE(staged::BlocksPerSmUnder(limits, threads, tile.smem, 32), 1) << tile.keys;
+      }
+      for (std::uint64_t n : {1ull, 1ull << 20, 64ull << 20, 0xFFFFFFFFull}) {
+        const optimized::FirstLevelPlan plan = optimized::PlanFirstLevel(n, s, limits);
+        EXPECT_LE(plan.tile.smem, limits.smem_per_block) << n;
+      }
+      EXPECT_LE(optimized::DeeperTile(s, limits).smem, limits.smem_per_block);
+      EXPECT_LE(optimized::OverflowTile(s, limits).smem, limits.smem_per_block);
+    }
+    // The rank tile where it fits, else the scatter: either way a 1024-thread block fits.
+    const optimized::PartitionPath path = optimized::ChoosePartition(limits);
+    const std::size_t smem = path == optimized::PartitionPath::kRankTile
+                                 ? optimized::kPartitionSharedBytes
+                                 : 4 * std::size_t{optimized::kMaxBuckets} + 1024;
+    EXPECT_LE(smem, limits.smem_per_block);
+    EXPECT_GE(staged::BlocksPerSmUnder(limits, optimized::kChunkThreads, smem, 64), 1);
+  }
+}
+
+TEST(ArchitectureLimits, SmallerBlocksTakeTheFallbacks) {
+  // A T4 block holds 64 KiB: no rank tile (97 KiB), no 16384-key counting tile; a 99 KiB block
+  // (RTX 30/40/50) holds both, but not the radix sorter's 36864-key tile, which needs an A100's.
+  const staged::DeviceLimits& t4 = staged::DeviceProfile("t4");
+  EXPECT_EQ(optimized::ChoosePartition(t4), optimized::PartitionPath::kScatter);
+  EXPECT_EQ(optimized::TilesOf(BucketSorter::kCounting, t4).back().keys, 8192u);
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kCounting, t4).keys, 8192u);
+  EXPECT_EQ(optimized::PlanFirstLevel(64u << 20, BucketSorter::kCounting, t4).tile.keys, 8192u);
+  const staged::DeviceLimits& rtx3060 = staged::DeviceProfile("rtx3060");
+  EXPECT_EQ(optimized::ChoosePartition(rtx3060), optimized::PartitionPath::kRankTile);
+  EXPECT_EQ(optimized::TilesOf(BucketSorter::kCounting, rtx3060).back().keys, 16384u);
+  EXPECT_EQ(optimized::TilesOf(BucketSorter::kRadix, rtx3060).back().keys, 8192u);
+  EXPECT_EQ(optimized::DeeperTile(BucketSorter::kRadix, rtx3060).keys, 8192u);
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kRadix, rtx3060).keys, 0u);
+  EXPECT_EQ(optimized::TilesOf(BucketSorter::kRadix, staged::DeviceProfile("a100")).back().keys,
+            36864u);
+  EXPECT_EQ(optimized::ChoosePartition(H200()), optimized::PartitionPath::kRankTile);
+}
+
+TEST(Planning, LevelBoundFollowsThePlannersNarrowing) {
+  // Keys over all 2^32 values: 9 levels at most whatever level 0's bucket count, within
+  // kMaxLevels; more level-0 buckets leave narrower buckets, so fewer levels.
+  EXPECT_EQ(optimized::LevelBound(std::uint64_t{1} << 32, 1), 9u);
+  EXPECT_LE(optimized::LevelBound(std::uint64_t{1} << 32, 1), optimized::kMaxLevels);
+  EXPECT_EQ(optimized::LevelBound(std::uint64_t{1} << 32, 2048), 7u);
+  for (std::uint32_t h : {1u, 2u, 27u, 2048u, 8192u}) {
+    for (std::uint64_t range : {1ull, 2ull, 1025ull, 1ull << 20, 1ull << 32}) {
+      EXPECT_LE(optimized::LevelBound(range, h), optimized::LevelBound(std::uint64_t{1} << 32, 1));
+      EXPECT_GE(optimized::LevelBound(range, h), 3u);
     }
   }
 }
@@ -257,35 +332,38 @@ TEST(Planning, SortBucketsRejectsUnknownTiles) {
   const optimized::Level lv{nullptr, nullptr, false};
   const optimized::Buffers b{nullptr, nullptr, nullptr};
   EXPECT_THROW(
-      optimized::SortBuckets(lv, b, nullptr, {}, {}, BucketSorter::kBitonic, 36864, 1, nullptr),
+      optimized::SortBuckets(lv, b, nullptr, {}, {}, BucketSorter::kBitonic, 36864, 0, 1, nullptr),
       std::invalid_argument);
   // An overflow list needs an overflow tile larger than the level's.
   const optimized::SpanList overflow{nullptr, nullptr, 1};
   EXPECT_THROW(optimized::SortBuckets(lv, b, nullptr, {}, overflow, BucketSorter::kCounting, 16384,
-                                      1, nullptr),
+                                      16384, 1, nullptr),
                std::invalid_argument);
-  EXPECT_THROW(
-      optimized::SortBuckets(lv, b, nullptr, {}, overflow, BucketSorter::kRadix, 36864, 1, nullptr),
-      std::invalid_argument);
+  EXPECT_THROW(optimized::SortBuckets(lv, b, nullptr, {}, overflow, BucketSorter::kRadix, 36864,
+                                      8192, 1, nullptr),
+               std::invalid_argument);
+  EXPECT_THROW(optimized::SortOverflow(lv, b, overflow, BucketSorter::kRadix, 36864, nullptr),
+               std::invalid_argument);
 }
 
 TEST(Planning, OverflowTileIsTheLargestAboveTheDeeperTile) {
-  for (const BucketSorter sorter :
-       {BucketSorter::kCounting, BucketSorter::kBitonic, BucketSorter::kRadix}) {
-    int count = 0;
-    const optimized::TileShape* tiles = optimized::TilesOf(sorter, count);
-    const optimized::TileShape over = optimized::OverflowTile(sorter);
-    const optimized::TileShape deeper = optimized::DeeperTile(sorter);
-    if (deeper.keys == tiles[count - 1].keys) {
-      EXPECT_EQ(over.keys, 0u) << "the deeper tile is already the largest";
-    } else {
-      EXPECT_EQ(over.keys, tiles[count - 1].keys);
-      EXPECT_GT(over.keys, deeper.keys);
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    for (const BucketSorter sorter :
+         {BucketSorter::kCounting, BucketSorter::kBitonic, BucketSorter::kRadix}) {
+      const std::vector<optimized::TileShape> tiles = optimized::TilesOf(sorter, limits);
+      const optimized::TileShape over = optimized::OverflowTile(sorter, limits);
+      const optimized::TileShape deeper = optimized::DeeperTile(sorter, limits);
+      if (deeper.keys == tiles.back().keys) {
+        EXPECT_EQ(over.keys, 0u) << "the deeper tile is already the largest";
+      } else {
+        EXPECT_EQ(over.keys, tiles.back().keys);
+        EXPECT_GT(over.keys, deeper.keys);
+      }
     }
   }
-  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kCounting).keys, 16384u);
-  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kBitonic).keys, 8192u);
-  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kRadix).keys, 0u);
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kCounting, H200()).keys, 16384u);
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kBitonic, H200()).keys, 8192u);
+  EXPECT_EQ(optimized::OverflowTile(BucketSorter::kRadix, H200()).keys, 0u);
 }
 
 }  // namespace

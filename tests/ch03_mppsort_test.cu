@@ -15,7 +15,10 @@
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
+#include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
+#include "common/device_limits.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
 #include "common/verify.hpp"
@@ -140,6 +143,13 @@ struct FirstLevel {
 
 using OptimizedKernels = staged::testing::GpuTest;
 
+/// Both partitions: the rank tile (GPUs whose blocks hold 97 KiB) and the scatter (sm_75).
+constexpr optimized::PartitionPath kPartitionPaths[] = {optimized::PartitionPath::kRankTile,
+                                                        optimized::PartitionPath::kScatter};
+std::string PathName(optimized::PartitionPath path) {
+  return path == optimized::PartitionPath::kRankTile ? "rank-tile partition" : "scatter partition";
+}
+
 TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
   // The largest n has more chunks (141) than an H100/H200 holds histogram or partition blocks
   // (one per SM), so some blocks handle a second chunk whose keys they loaded ahead.
@@ -169,9 +179,12 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
         const optimized::Buffers b{level.d_in.data(), part.data(), out.data()};
         const optimized::Segment& seg = level.seg;
         if (seg.range.min == seg.range.max) {
-          // All equal: no histogram, the partition copies the keys to the output.
-          optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
-          EXPECT_EQ(out.ToHost(), keys);
+          // All equal: no histogram, either partition copies the keys to the output.
+          for (const optimized::PartitionPath path : kPartitionPaths) {
+            out.FillBytes(0xFF);
+            optimized::Partition(level.level(), b, level.matrix.data(), path, seg.chunks, nullptr);
+            EXPECT_EQ(out.ToHost(), keys) << PathName(path);
+          }
           continue;
         }
         optimized::Histogram(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
@@ -187,25 +200,30 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
 
         const std::vector<std::uint32_t> scanned = cpu::ExclusiveScan(want);
         level.matrix.CopyFromHost(scanned);
-        optimized::Partition(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
-        const std::vector<std::uint32_t> p = part.ToHost();
-        for (std::uint32_t bk = 0; bk < h; ++bk) {
-          const std::size_t begin = scanned[std::uint64_t{bk} * seg.chunks];
-          const std::size_t end = bk + 1 < h ? scanned[std::uint64_t{bk + 1} * seg.chunks] : n;
-          for (std::size_t i = begin; i < end; ++i) {
-            ASSERT_EQ(ArithmeticBucket(p[i], seg.range.min, scale), bk) << "position " << i;
+        for (const optimized::PartitionPath path : kPartitionPaths) {
+          SCOPED_TRACE(PathName(path));
+          part.FillBytes(0xFF);
+          optimized::Partition(level.level(), b, level.matrix.data(), path, seg.chunks, nullptr);
+          const std::vector<std::uint32_t> p = part.ToHost();
+          for (std::uint32_t bk = 0; bk < h; ++bk) {
+            const std::size_t begin = scanned[std::uint64_t{bk} * seg.chunks];
+            const std::size_t end = bk + 1 < h ? scanned[std::uint64_t{bk + 1} * seg.chunks] : n;
+            for (std::size_t i = begin; i < end; ++i) {
+              ASSERT_EQ(ArithmeticBucket(p[i], seg.range.min, scale), bk) << "position " << i;
+            }
           }
+          EXPECT_EQ(Sorted(p), Sorted(keys)) << "partition is not a permutation";
         }
-        EXPECT_EQ(Sorted(p), Sorted(keys)) << "partition is not a permutation";
       }
     }
   }
 }
 
-/// One on-chip sorter and tile, for the bucket-sort kernel tests.
+/// One on-chip sorter, tile and overflow tile (0: none), for the bucket-sort kernel tests.
 struct TileCase {
   BucketSorter sorter;
   std::uint32_t tile;
+  std::uint32_t overflow;
 };
 std::string SorterName(BucketSorter s) {
   switch (s) {
@@ -219,16 +237,17 @@ std::string SorterName(BucketSorter s) {
   return "Unknown";
 }
 void PrintTo(const TileCase& c, std::ostream* os) {
-  *os << SorterName(c.sorter) << " tile " << c.tile;
+  *os << SorterName(c.sorter) << " tile " << c.tile << " overflow tile " << c.overflow;
 }
 std::string TileCaseName(const ::testing::TestParamInfo<TileCase>& info) {
-  return SorterName(info.param.sorter) + std::to_string(info.param.tile);
+  return SorterName(info.param.sorter) + std::to_string(info.param.tile) +
+         (info.param.overflow > 0 ? "Over" + std::to_string(info.param.overflow) : "");
 }
 
 class SortBucketsKernel : public staged::testing::GpuTestWithParam<TileCase> {};
 
 TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
-  const auto [sorter, tile] = GetParam();
+  const auto [sorter, tile, overflow_keys] = GetParam();
   // One segment whose buckets have the lengths below (one chunk, so the scanned matrix is the
   // exclusive scan of the lengths): empty, tiny, warp and tile boundaries, over the tile (sorted
   // by the overflow tile where the sorter has one and it fits, else listed with min and max),
@@ -272,16 +291,16 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
   const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};  // level 0 sorts part -> out
   const optimized::SpanList list{d_list.data(), d_count.data(),
                                  static_cast<std::uint32_t>(lens.size())};
-  // The overflow list, as the deeper levels pass it, where the sorter has a larger tile.
-  const std::uint32_t overflow_keys = optimized::OverflowTile(sorter).keys;
+  // The overflow list, as the deeper levels pass it, where the plan has a larger tile.
   const bool has_overflow = overflow_keys > tile;
   DeviceBuffer<optimized::Span> d_overflow(lens.size());
   const optimized::SpanList overflow =
       has_overflow ? optimized::SpanList{d_overflow.data(), &d_state.data()->overflow_count,
                                          static_cast<std::uint32_t>(lens.size())}
                    : optimized::SpanList{};
-  optimized::SortBuckets(lv, b, d_scan.data(), list, overflow, sorter, tile, seg.buckets, nullptr);
-  optimized::SortOverflow(lv, b, overflow, sorter, nullptr);
+  optimized::SortBuckets(lv, b, d_scan.data(), list, overflow, sorter, tile,
+                         has_overflow ? overflow_keys : 0, seg.buckets, nullptr);
+  optimized::SortOverflow(lv, b, overflow, sorter, has_overflow ? overflow_keys : 0, nullptr);
   const std::vector<std::uint32_t> out = d_out.ToHost();
   std::vector<optimized::Span> want_list;
   for (std::size_t k = 0; k < lens.size(); ++k) {
@@ -321,14 +340,18 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ch03, SortBucketsKernel,
-                         ::testing::Values(TileCase{BucketSorter::kCounting, 4096},
-                                           TileCase{BucketSorter::kCounting, 8192},
-                                           TileCase{BucketSorter::kCounting, 16384},
-                                           TileCase{BucketSorter::kRadix, 4096},
-                                           TileCase{BucketSorter::kRadix, 8192},
-                                           TileCase{BucketSorter::kRadix, 36864},
-                                           TileCase{BucketSorter::kBitonic, 4096},
-                                           TileCase{BucketSorter::kBitonic, 8192}),
+                         // Every tile with the overflow tile a plan gives it: the largest that
+                         // fits (16384 on 99 KiB blocks, 8192 on a T4's 64 KiB).
+                         ::testing::Values(TileCase{BucketSorter::kCounting, 4096, 16384},
+                                           TileCase{BucketSorter::kCounting, 4096, 8192},
+                                           TileCase{BucketSorter::kCounting, 8192, 16384},
+                                           TileCase{BucketSorter::kCounting, 8192, 0},
+                                           TileCase{BucketSorter::kCounting, 16384, 0},
+                                           TileCase{BucketSorter::kRadix, 4096, 0},
+                                           TileCase{BucketSorter::kRadix, 8192, 0},
+                                           TileCase{BucketSorter::kRadix, 36864, 0},
+                                           TileCase{BucketSorter::kBitonic, 4096, 8192},
+                                           TileCase{BucketSorter::kBitonic, 8192, 0}),
                          TileCaseName);
 
 TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
@@ -581,16 +604,20 @@ TEST_F(OptimizedKernels, HistogramAndPartitionFollowTheCore) {
   std::vector<std::uint32_t> scanned(matrix.size());
   std::exclusive_scan(matrix.begin(), matrix.end(), scanned.begin(), 0u);
   d_matrix.CopyFromHost(scanned);
-  optimized::Partition(lv, b, d_matrix.data(), 0, nullptr);
-  const std::vector<std::uint32_t> out = d_out.ToHost();
-  std::size_t begin = 0;
-  for (std::uint32_t k = 0; k < h; ++k) {
-    for (std::size_t i = begin; i < begin + want[k]; ++i) {
-      ASSERT_EQ(map(out[i]), k) << "key " << out[i] << " at " << i;
+  for (const optimized::PartitionPath path : kPartitionPaths) {
+    SCOPED_TRACE(PathName(path));
+    d_out.FillBytes(0xFF);
+    optimized::Partition(lv, b, d_matrix.data(), path, 0, nullptr);
+    const std::vector<std::uint32_t> out = d_out.ToHost();
+    std::size_t begin = 0;
+    for (std::uint32_t k = 0; k < h; ++k) {
+      for (std::size_t i = begin; i < begin + want[k]; ++i) {
+        ASSERT_EQ(map(out[i]), k) << "key " << out[i] << " at " << i;
+      }
+      begin += want[k];
     }
-    begin += want[k];
+    EXPECT_EQ(Sorted(out), sorted) << "the partition is a permutation";
   }
-  EXPECT_EQ(Sorted(out), sorted) << "the partition is a permutation";
 }
 
 // ---------------------------------------------------------------------- end-to-end tests
@@ -656,9 +683,8 @@ std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& 
   } else if (IsOptimized(v)) {
     optimized::Workspace ws(n, OptionsOf(v));
     optimized::Sort(in, out, n, ws, nullptr);
-    const optimized::LevelState st = ws.ReadState(nullptr);
-    EXPECT_EQ(st.error, 0u) << "a level bound was exceeded";
-    if (levels != nullptr) *levels = n > 0 ? static_cast<int>(st.level) : 0;
+    EXPECT_EQ(ws.Errors(nullptr), 0u) << "a level bound was exceeded";
+    if (levels != nullptr) *levels = n > 0 ? ws.LevelsUsed(nullptr) : 0;
   } else if (v == Variant::kThrust) {
     library::Workspace ws(n);
     library::ThrustSort(in, out, n, ws, nullptr);
@@ -777,8 +803,16 @@ TEST_P(SortAdversary, WithinLevelBound) {
   const std::vector<std::uint32_t> keys = AdversarialKeys(c.n, c.adversary, kTestSeed);
   int levels = 0;
   EXPECT_EQ(RunSort(c.variant, keys, &levels), Sorted(keys)) << "seed " << kTestSeed;
+  // The planner's own bound for these keys (their range and level 0's buckets), which every
+  // level that narrows the ranges as planned keeps, and kMaxLevels only caps.
+  const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
+  const std::uint32_t buckets =
+      optimized::PlanFirstLevel(c.n, OptionsOf(c.variant).sorter, staged::PlanningLimits()).buckets;
+  const std::uint32_t bound = optimized::LevelBound(std::uint64_t{*hi} - *lo + 1, buckets);
   EXPECT_GE(levels, 1);
-  EXPECT_LE(levels, static_cast<int>(optimized::kMaxLevels));
+  EXPECT_LE(levels, static_cast<int>(bound))
+      << "range " << *lo << ".." << *hi << ", " << buckets << " level-0 buckets";
+  EXPECT_LT(bound, optimized::kMaxLevels);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -872,6 +906,78 @@ TEST_F(OptimizedWorkspace, ConcurrentSortsOnTwoStreams) {
   }
 }
 
+TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
+  // The tiles and partition each profile's GPU would get (a T4: the scatter partition and the
+  // 8192-key tiles), run on this GPU: level 0 alone, deeper levels with a skewed cluster, an
+  // adversary.
+  const std::vector<std::uint32_t> skewed = Keys(3000017, Distribution::kSkewed);
+  const std::vector<std::uint32_t> uniform = Keys((1u << 22) + 3, Distribution::kUniform);
+  const std::vector<std::uint32_t> spike = AdversarialKeys(1u << 20, Adversary::kSpike, kTestSeed);
+  for (const staged::DeviceLimits& profile : staged::DeviceProfiles()) {
+    optimized::Options options;
+    options.profile = profile.name;
+    for (const std::vector<std::uint32_t>* keys : {&skewed, &uniform, &spike}) {
+      SCOPED_TRACE(profile.name + " n " + std::to_string(keys->size()));
+      const std::size_t n = keys->size();
+      optimized::Workspace ws(n, options);
+      EXPECT_EQ(ws.limits().name, profile.name);
+      EXPECT_EQ(ws.partition(), optimized::ChoosePartition(ws.limits()));
+      DeviceBuffer<std::uint32_t> in(*keys), out(n);
+      out.FillBytes(0xFF);
+      optimized::Sort(in.data(), out.data(), n, ws, nullptr);
+      EXPECT_EQ(ws.Errors(nullptr), 0u);
+      ASSERT_EQ(out.ToHost(), Sorted(*keys)) << "seed " << kTestSeed;
+    }
+  }
+  optimized::Options t4;
+  t4.profile = "t4";
+  EXPECT_EQ(optimized::Workspace(1, t4).partition(), optimized::PartitionPath::kScatter);
+}
+
+TEST_F(OptimizedWorkspace, ErrorsReachTheCaller) {
+  // A level that cannot be planned leaves keys unsorted: the caller learns why from Errors().
+  optimized::Workspace ws(100000);
+  const std::vector<std::uint32_t> keys = Keys(100000, Distribution::kUniform);
+  DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
+  optimized::Sort(in.data(), out.data(), keys.size(), ws, nullptr);
+  EXPECT_EQ(ws.Errors(nullptr), 0u);
+  // Two spans listed, but a table of one: the list overflowed.
+  const optimized::Span spans[] = {{0, 50000, {1, 2}}, {50000, 50000, {3, 4}}};
+  ws.spans.CopyFromHost(spans, 2);
+  const std::uint32_t two = 2;
+  ws.span_count.CopyFromHost(&two, 1);
+  optimized::PlanParams params;
+  params.target = 3700;
+  params.matrix_capacity = ws.matrix_capacity();
+  params.max_segments = 1;
+  params.first = true;
+  optimized::PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), params, nullptr);
+  EXPECT_EQ(ws.Errors(nullptr), optimized::kErrorListFull);
+  // The next sort starts clean.
+  optimized::Sort(in.data(), out.data(), keys.size(), ws, nullptr);
+  EXPECT_EQ(ws.Errors(nullptr), 0u);
+  EXPECT_EQ(out.ToHost(), Sorted(keys));
+}
+
+TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
+  // A workspace sized for far more keys than the sort: each deeper level scans its own matrix
+  // entries, so a poisoned remainder of the buffer changes nothing (the scan never reads it).
+  const std::vector<std::uint32_t> keys = Keys(1000003, Distribution::kSkewed);
+  optimized::Workspace ws(64u << 20);
+  ws.matrix.FillBytes(0xFF);
+  DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
+  out.FillBytes(0xFF);
+  optimized::Sort(in.data(), out.data(), keys.size(), ws, nullptr);
+  EXPECT_EQ(ws.Errors(nullptr), 0u);
+  EXPECT_GE(ws.LevelsUsed(nullptr), 2) << "the skewed cluster needs a deeper level";
+  EXPECT_EQ(out.ToHost(), Sorted(keys));
+  // Past the deepest level's entries the buffer is as the poison left it.
+  const optimized::LevelState st = ws.ReadState(nullptr);
+  std::vector<std::uint32_t> matrix = ws.matrix.ToHost();
+  EXPECT_EQ(matrix.back(), 0xFFFFFFFFu);
+  EXPECT_LT(st.matrix, matrix.size());
+}
+
 TEST_F(OptimizedWorkspace, BackToBackSortsWithoutSynchronisation) {
   // The timed loop's pattern: many sorts queued on one stream with no host wait in between.
   const std::vector<std::uint32_t> keys = Keys(2000003, Distribution::kSkewed);
@@ -885,6 +991,93 @@ TEST_F(OptimizedWorkspace, BackToBackSortsWithoutSynchronisation) {
     optimized::Sort(in.data(), out.data(), keys.size(), ws, s.get());
   s.Synchronize();
   EXPECT_EQ(out.ToHost(), Sorted(keys));
+}
+
+// -------------------------------------------------------------- the largest input: 2^32 - 1
+
+/// Key i of a large input, made on the device: @p value, or a hash of i when @p hashed.
+__global__ void FillKeysKernel(std::uint32_t* keys, std::size_t n, std::uint32_t value,
+                               bool hashed) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    std::uint64_t x = i * 0x9E3779B97F4A7C15ull + 0x5EEDull;  // splitmix64 of i
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    keys[i] = hashed ? static_cast<std::uint32_t>(x ^ (x >> 31)) : value;
+  }
+}
+
+/// counts[0] += pairs out of order; counts[1] += keys; counts[2] += a mix of each key: the
+/// output is sorted and, by its two sums, the same multiset of keys as the input (a check that
+/// needs no copy of 16 GiB to the host).
+__global__ void FingerprintKernel(const std::uint32_t* keys, std::size_t n,
+                                  unsigned long long* counts) {
+  unsigned long long unordered = 0, sum = 0, mix = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::uint64_t k = keys[i];
+    if (i + 1 < n && keys[i + 1] < k) ++unordered;
+    sum += k;
+    mix += (k * 0x9E3779B97F4A7C15ull) ^ (k << 29);
+  }
+  atomicAdd(&counts[0], unordered);
+  atomicAdd(&counts[1], sum);
+  atomicAdd(&counts[2], mix);
+}
+
+std::vector<unsigned long long> Fingerprint(const std::uint32_t* keys, std::size_t n) {
+  DeviceBuffer<unsigned long long> counts(3);
+  counts.FillBytes(0);
+  FingerprintKernel<<<1024, 256>>>(keys, n, counts.data());
+  CUDA_CHECK_LAST_LAUNCH();
+  return counts.ToHost();
+}
+
+TEST(SortLargest, TwoTo32MinusOneKeys) {
+  STAGED_REQUIRE_GPU();
+  // kMaxKeys keys through the API: a level-0 bucket of all but one key (over 2^32 - kChunk keys,
+  // whose chunk count once wrapped to 0 in 32 bits), and uniform keys.
+  constexpr std::size_t n = kMaxKeys;
+  std::size_t free_bytes = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const std::size_t need =
+      3 * n * sizeof(std::uint32_t) +
+      optimized::MatrixCapacity(n, BucketSorter::kCounting, staged::PlanningLimits()) *
+          sizeof(std::uint32_t) +
+      (std::size_t{2} << 30);
+  if (free_bytes < need) {
+    GTEST_SKIP() << "needs " << staged::FormatBytes(static_cast<double>(need))
+                 << " of device memory (an H200 has it)";
+  }
+  DeviceBuffer<std::uint32_t> in(n), out(n);
+  optimized::Workspace ws(n);
+  // All 5 but one 0xFFFFFFFF.
+  FillKeysKernel<<<4096, 256>>>(in.data(), n, 5u, false);
+  CUDA_CHECK_LAST_LAUNCH();
+  const std::uint32_t top = 0xFFFFFFFFu;
+  CUDA_CHECK(cudaMemcpy(in.data() + n / 3, &top, sizeof(top), cudaMemcpyHostToDevice));
+  out.FillBytes(0xAB);
+  optimized::Sort(in.data(), out.data(), n, ws, nullptr);
+  EXPECT_EQ(ws.Errors(nullptr), 0u);
+  std::vector<unsigned long long> f = Fingerprint(out.data(), n);
+  EXPECT_EQ(f[0], 0u) << "out of order";
+  EXPECT_EQ(f[1], 5ull * (n - 1) + top);
+  std::uint32_t last = 0, first = 0;
+  CUDA_CHECK(cudaMemcpy(&last, out.data() + n - 1, sizeof(last), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(&first, out.data(), sizeof(first), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(last, top);
+  EXPECT_EQ(first, 5u);
+  // Uniform keys.
+  FillKeysKernel<<<4096, 256>>>(in.data(), n, 0u, true);
+  CUDA_CHECK_LAST_LAUNCH();
+  const std::vector<unsigned long long> want = Fingerprint(in.data(), n);
+  out.FillBytes(0xAB);
+  optimized::Sort(in.data(), out.data(), n, ws, nullptr);
+  EXPECT_EQ(ws.Errors(nullptr), 0u);
+  f = Fingerprint(out.data(), n);
+  EXPECT_EQ(f[0], 0u) << "out of order";
+  EXPECT_EQ(f[1], want[1]) << "not the input's keys";
+  EXPECT_EQ(f[2], want[2]) << "not the input's keys";
 }
 
 }  // namespace

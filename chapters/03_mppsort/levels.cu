@@ -80,8 +80,10 @@ __global__ void __launch_bounds__(1024)
   if (threadIdx.x == 0) marked = 0;
   const std::uint32_t level = params.first ? 1 : state->level + 1;
   const std::uint32_t count = *span_count;
-  const bool too_deep = count > 0 && level >= kMaxLevels;
-  bool failed = too_deep || count > params.max_segments;
+  // Why nothing is planned: the list overflowed (the previous level appended past its capacity,
+  // the capacity of this table), too many levels, or (below) a matrix over the workspace's.
+  std::uint32_t failed = (count > params.max_segments ? kErrorListFull : 0u) |
+                         (count > 0 && level >= kMaxLevels ? kErrorTooDeep : 0u);
   std::uint32_t chunks = 0, buckets = 0;
   std::uint64_t matrix = 0;
   if (!failed) {
@@ -90,7 +92,9 @@ __global__ void __launch_bounds__(1024)
       const bool valid = i < count;
       const Span span = valid ? spans[i] : Span{0, 0, {UINT_MAX, 0}};
       const std::uint32_t h = valid ? DeeperBuckets(span.len, params.target, level) : 0;
-      const std::uint32_t c = valid ? (span.len + kChunk - 1) / kChunk : 0;
+      // In 64 bits: a span of over 2^32 - kChunk keys would wrap a 32-bit sum to 0 chunks.
+      const auto c =
+          valid ? static_cast<std::uint32_t>((std::uint64_t{span.len} + kChunk - 1) / kChunk) : 0u;
       // A span the sorting block reduced has min <= max; an unreduced one is {UINT_MAX, 0}: a
       // skewed cluster, bucketed over a sampled core down to kMaxSampledLevel.
       const bool unreduced = valid && span.range.min > span.range.max;
@@ -119,7 +123,7 @@ __global__ void __launch_bounds__(1024)
       buckets += bucket_total;
       matrix += matrix_total;
     }
-    failed = matrix > params.matrix_capacity;  // uniform: every thread summed the same totals
+    if (matrix > params.matrix_capacity) failed = kErrorTooLarge;  // uniform: same totals
   }
   __syncthreads();  // every thread has read *span_count and state->level
   if (threadIdx.x == 0) {
@@ -135,7 +139,7 @@ __global__ void __launch_bounds__(1024)
     state->next_sort = 0;
     state->overflow_count = 0;
     state->next_overflow = 0;
-    state->error = (params.first ? 0 : state->error) | (failed ? 1u : 0u);
+    state->error = (params.first ? 0 : state->error) | failed;
     *span_count = 0;
     if (params.set_condition) cudaGraphSetConditional(params.handle, planned > 0 ? 1 : 0);
     // snippet-end: ch03-plan-condition
@@ -217,7 +221,7 @@ namespace {
 /// `PlanLevel`'s parameters for this workspace.
 PlanParams ParamsFor(const Workspace& ws, bool first) {
   PlanParams p;
-  p.target = DeeperTile(ws.options().sorter).target;
+  p.target = DeeperTile(ws.options().sorter, ws.limits()).target;
   p.matrix_capacity = ws.matrix_capacity();
   p.max_segments = ws.span_capacity();
   p.first = first;
@@ -229,16 +233,20 @@ void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& param
                         cudaStream_t stream) {
   // snippet-begin: ch03-level-body
   const Level lv{ws.segments.data(), ws.state.data(), true};
+  const BucketSorter sorter = ws.options().sorter;
+  const std::uint32_t overflow_keys = OverflowTile(sorter, ws.limits()).keys;
   SurveySegments(lv, b, ws.segments.data(), stream);
   Histogram(lv, b, ws.matrix.data(), 0, stream);
-  // Only the device knows this level's matrix size; the buffer's is the bound the host knows.
-  ch02::optimized::ExclusiveScan<std::uint32_t>(ws.matrix.data(), ws.matrix.data(),
-                                                ws.matrix_capacity(), ws.scan_temp.data(),
-                                                ws.scan_temp.size(), stream);
-  Partition(lv, b, ws.matrix.data(), 0, stream);
-  SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), ws.Overflow(), ws.options().sorter,
-              DeeperTile(ws.options().sorter).keys, 0, stream);
-  SortOverflow(lv, b, ws.Overflow(), ws.options().sorter, stream);
+  // Only the device knows this level's matrix size: the scan reads it there, so it covers the
+  // level's entries, not the whole buffer.
+  const std::uint32_t* entries = &ws.state.data()->matrix;
+  ch02::optimized::ExclusiveScanDeviceCount<std::uint32_t>(
+      ws.matrix.data(), ws.matrix.data(), ws.matrix_capacity(), entries, ws.scan_temp.data(),
+      ws.scan_temp.size(), stream);
+  Partition(lv, b, ws.matrix.data(), ws.partition(), 0, stream);
+  SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), ws.Overflow(), sorter,
+              DeeperTile(sorter, ws.limits()).keys, overflow_keys, 0, stream);
+  SortOverflow(lv, b, ws.Overflow(), sorter, overflow_keys, stream);
   PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), params, stream);
   // snippet-end: ch03-level-body
 }

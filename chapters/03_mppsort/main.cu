@@ -16,7 +16,7 @@
  * `optimized-radix` for the block radix sort), `--host-loop` (deeper levels driven from the host,
  * row `optimized-hostloop`, timed with the host's round trips), `--adversary powers|spike|outlier`
  * (inputs that defeat equal-width buckets, in place of `--dist`), `--extremes`, `--buckets`,
- * `--skip-naive`.
+ * `--skip-naive`, `--workspace N` (also time the sort through a workspace sized for N keys).
  */
 #include <algorithm>
 #include <cstdio>
@@ -48,6 +48,25 @@ struct SeedRow {
 constexpr SeedRow kSeedTable[] = {
     {1u << 20, 1.50, 1.36}, {2u << 20, 1.45, 2.30}, {4u << 20, 1.39, 2.77}, {8u << 20, 1.38, 3.30}};
 
+/// Throws `VerificationError` when the last sort through @p ws left keys unsorted (a bound of
+/// the workspace was reached: `Workspace::Errors`).
+void RequireComplete(ch03::optimized::Workspace& ws, std::size_t n, cudaStream_t stream) {
+  if (n == 0) return;
+  const std::uint32_t errors = ws.Errors(stream);
+  if (errors != 0) {
+    throw staged::VerificationError("mppSort stopped with buckets unsorted (error bits " +
+                                    std::to_string(errors) + ", level " +
+                                    std::to_string(ws.LevelsUsed(stream)) + ")");
+  }
+}
+
+/// @p n as a row suffix: "256M", "64K", or the number.
+std::string SizeName(std::uint64_t n) {
+  if (n % (1u << 20) == 0) return std::to_string(n >> 20) + "M";
+  if (n % (1u << 10) == 0) return std::to_string(n >> 10) + "K";
+  return std::to_string(n);
+}
+
 int Run(int argc, char** argv) {
   staged::CliDefaults defaults;
   defaults.n = 8u << 20;
@@ -59,6 +78,7 @@ int Run(int argc, char** argv) {
   std::int64_t buckets = ch03::naive::kDefaultBuckets;
   bool extremes = false, skip_naive = false, host_loop = false;
   std::string sorter_name = "counting", adversary_name = "none";
+  std::uint64_t reuse_capacity = 0;
   cli.AddInt("buckets", &buckets, 1, ch03::naive::kMaxBuckets,
              "buckets h of the naive variant (the optimized one picks h from n)");
   cli.AddFlag("extremes", &extremes, "plant keys 0 and 0xFFFFFFFF in the input");
@@ -72,6 +92,9 @@ int Run(int argc, char** argv) {
   cli.AddChoice("adversary", &adversary_name, {"none", "powers", "spike", "outlier"},
                 "keys that defeat equal-width buckets instead of --dist: 0 and every 2^k; 99.9% "
                 "one value; a narrow range plus 0xFFFFFFFF");
+  cli.AddSize("workspace", &reuse_capacity, 0, ch03::kMaxKeys,
+              "optimized: also time the sort with a workspace sized for this many keys (row "
+              "optimized:workspace-N), as a caller that reuses one large workspace would");
   auto ctx = staged::StartRun(cli, argc, argv);
   if (!ctx) return 0;
   const staged::CommonOptions& opt = ctx->options;
@@ -92,7 +115,10 @@ int Run(int argc, char** argv) {
 
   // in, out, the partition buffers of naive and optimized, CUB's and thrust's scratch (~n
   // each), the histogram matrix (at most n / 2 entries): about 7 arrays of n keys.
-  staged::RequireDeviceMemory(7 * n * sizeof(std::uint32_t) + (64u << 20), "mppSort buffers");
+  // A reused workspace adds its partition buffer and matrix (under 1.25 keys per key).
+  const std::size_t reuse_bytes = reuse_capacity > n ? reuse_capacity * 5 : 0;
+  staged::RequireDeviceMemory(7 * n * sizeof(std::uint32_t) + reuse_bytes + (64u << 20),
+                              "mppSort buffers");
   std::vector<std::uint32_t> keys = adversary == ch03::Adversary::kNone
                                         ? staged::Generate<std::uint32_t>(n, opt.dist, opt.seed)
                                         : ch03::AdversarialKeys(n, adversary, opt.seed);
@@ -188,14 +214,24 @@ int Run(int argc, char** argv) {
     // One untimed sort builds level 0's records and the deeper levels' graph; whether the
     // graph could be built decides whether the sort may run behind the gate.
     sort(s);
-    const ch03::optimized::LevelState state = opt_ws.ReadState(s);
-    if (n > 0 && state.error != 0) {
-      throw std::runtime_error("mppSort: a level bound was exceeded (level " +
-                               std::to_string(state.level) + ")");
-    }
+    RequireComplete(opt_ws, n, s);
     const bool gated = options.device_loop && !opt_ws.graph.unavailable;
     auto [row, verdict] = run(opt_name, sort, gated ? gpu_opt : host_sync_opt);
     if (skip_naive) row->naive_ref = "none";
+    if (reuse_capacity > n) {
+      // The same sort through a workspace sized for more keys: its deeper levels must cost what
+      // the fitted workspace's do (each scans its own level's matrix, not the buffer).
+      ch03::optimized::Workspace big_ws(reuse_capacity, options);
+      auto big_sort = [&](cudaStream_t st) {
+        ch03::optimized::Sort(d_in.data(), d_out.data(), n, big_ws, st);
+      };
+      big_sort(s);
+      RequireComplete(big_ws, n, s);
+      auto [big_row, big_verdict] = run(opt_name + ":workspace-" + SizeName(reuse_capacity),
+                                        big_sort, gated ? gpu_opt : host_sync_opt);
+      (void)big_verdict;
+      if (skip_naive) big_row->naive_ref = "none";
+    }
     // Per-stage breakdown: the same sort with events around each stage (level 0's five steps,
     // then all deeper levels together), behind the gate like the total when it can be.
     ch03::optimized::StageTimer timer;
@@ -225,6 +261,11 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "ch03: %s sorted in %d level(s); deeper levels %s\n", opt_name.c_str(),
                  n > 0 ? opt_ws.LevelsUsed(s) : 0,
                  gated ? "looped on the device (graph)" : "driven from the host");
+    std::fprintf(
+        stderr, "ch03: planned for %s: %s partition, level-0 tile of %u keys\n",
+        opt_ws.limits().name.c_str(),
+        opt_ws.partition() == ch03::optimized::PartitionPath::kRankTile ? "rank-tile" : "scatter",
+        n > 0 ? opt_ws.first_plan().tile.keys : 0u);
   }
   for (const SeedRow& seed_row : kSeedTable) {
     if (seed_row.n == n) {

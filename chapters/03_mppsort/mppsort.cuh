@@ -245,7 +245,10 @@ namespace optimized {
 /// over the oversized buckets planned on the device until none is left. Queues work on
 /// @p stream only: no allocation and no host synchronisation, except in the first call with a
 /// new n or a new output array (level 0's records, the deeper levels' graph) and with
-/// `Options::device_loop == false` (one read-back per level).
+/// `Options::device_loop == false` (one read-back per level). The workspace's bounds hold any
+/// input of up to kMaxKeys keys in at most `LevelBound` levels; should one ever be reached, the
+/// sort stops with buckets unsorted and reports it where the caller can see it after
+/// synchronising: `ws.Errors(stream)` is 0 for a complete sort (`SortError` bits otherwise).
 /// @param[in] d_in keys (not modified)
 /// @param[out] d_out sorted keys (must not alias @p d_in)
 /// @param[in] n keys, <= kMaxKeys

@@ -71,6 +71,7 @@
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/cuda_check.hpp"
 #include "common/errors.hpp"
+#include "common/launch_support.hpp"
 #include "common/resident_grid.hpp"
 
 namespace ch03::optimized {
@@ -78,6 +79,24 @@ namespace ch03::optimized {
 static_assert(sizeof(KeyRange) == sizeof(ch01::MinMaxPair<std::uint32_t>) &&
                   offsetof(ch01::MinMaxPair<std::uint32_t>, max) == offsetof(KeyRange, max),
               "chapter 01 writes level 0's KeyRange as its MinMaxPair");
+
+/// Whether a sorting block of @p Sorter (its shared struct and the work queue's ticket) stays
+/// within @p bytes, the figure plan.hpp's tile tables give the planner.
+/// @tparam Sorter a tile of step 5
+/// @param[in] bytes `TileShape::smem`
+template <class Sorter>
+constexpr bool WithinTileBytes(std::uint32_t bytes) {
+  return sizeof(typename Sorter::Shared) + sizeof(std::uint32_t) <= bytes;
+}
+static_assert(WithinTileBytes<CountingTile<4096>>(CountingTileBytes(4096)) &&
+                  WithinTileBytes<CountingTile<8192>>(CountingTileBytes(8192)) &&
+                  WithinTileBytes<CountingTile<16384>>(CountingTileBytes(16384)) &&
+                  WithinTileBytes<BitonicTile<4096>>(BitonicTileBytes(4096)) &&
+                  WithinTileBytes<BitonicTile<8192>>(BitonicTileBytes(8192)) &&
+                  WithinTileBytes<RadixTile<256, 16>>(RadixTileBytes(4096, 256)) &&
+                  WithinTileBytes<RadixTile<512, 16>>(RadixTileBytes(8192, 512)) &&
+                  WithinTileBytes<RadixTile<512, 72>>(RadixTileBytes(36864, 512)),
+              "plan.hpp's TileShape::smem bounds every tile's block");
 
 /// Keys per thread in the histogram/partition kernels.
 inline constexpr int kChunkKeysPerThread = static_cast<int>(kChunk) / kChunkThreads;
@@ -184,9 +203,18 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
 
 // ------------------------------------------------------------------ step 4: partition
 
-/// Dynamic shared memory of PartitionKernel: the key tile, the counters, the run bases.
-inline constexpr std::size_t kPartitionSharedBytes =
-    (kChunk + 2 * kMaxBuckets) * sizeof(std::uint32_t);
+/// Copies chunk @p c of an all-equal segment to `out`, where it is final (equal keys are in
+/// order), unless the level reads from `out` already. Every thread of the block calls it.
+/// @param[in] keys the level's source
+/// @param[in] b the sort's arrays
+/// @param[in] c the chunk
+__device__ __forceinline__ void CopyFinalChunk(const std::uint32_t* keys, const Buffers& b,
+                                               const ChunkView& c) {
+  if (keys == b.out) return;
+  for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
+    b.out[c.begin + i] = keys[c.begin + i];
+  }
+}
 
 /**
  * @brief Step 4: for each chunk, ranks its keys by bucket in shared memory (a block-local
@@ -195,13 +223,16 @@ inline constexpr std::size_t kPartitionSharedBytes =
  *
  * Key i of the ranked tile belongs to bucket k and goes to run_base[k] + i, where
  * run_base[k] = segment.begin + scanned[matrix_base + k * chunks + local] - scanned[matrix_base]
- * - local_start[k]. A chunk of an all-equal segment is copied to `out` (it is final).
+ * - local_start[k]; once every key sits in the tile, each counter is turned from its bucket's
+ * local start into its run base in place, so one word per bucket serves both. A chunk of an
+ * all-equal segment is copied to `out` (it is final).
  * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ...; once a chunk's keys sit ranked
  * in the tile, the registers that held them take the next chunk's keys, whose loads stay in
  * flight while the tile is written out (one block per SM: nothing else would hide them).
  * @par Launch configuration
  * A resident grid of kChunkThreads-thread blocks (one per SM: 64 registers per thread), at most
- * one per chunk; dynamic shared memory kPartitionSharedBytes.
+ * one per chunk; dynamic shared memory 4 (kChunk + kMaxBuckets) bytes (96 KiB: within the
+ * 99 KiB a block may have on sm_86, sm_89 and sm_120; `PartitionPath::kRankTile`).
  * @param[in] lv the level
  * @param[in] b the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
  * @param[in] scanned exclusive scan of the level's matrix
@@ -211,8 +242,7 @@ __global__ void __launch_bounds__(kChunkThreads)
     PartitionKernel(Level lv, Buffers b, const std::uint32_t* scanned) {
   extern __shared__ uint4 smem_partition[];
   auto* tile = reinterpret_cast<std::uint32_t*>(smem_partition);
-  std::uint32_t* counts = tile + kChunk;
-  std::uint32_t* run_base = counts + kMaxBuckets;
+  std::uint32_t* counts = tile + kChunk;  // local starts, then run bases
   __shared__ std::uint32_t scan_scratch[kBlockScanScratch];
   const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
   const std::uint32_t chunks = lv.state->chunks;
@@ -224,12 +254,7 @@ __global__ void __launch_bounds__(kChunkThreads)
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
     if (seg.range.min == seg.range.max) {
-      // Equal keys are already in order: final where they are, or copied to the output.
-      if (keys != b.out) {
-        for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
-          b.out[c.begin + i] = keys[c.begin + i];
-        }
-      }
+      CopyFinalChunk(keys, b, c);
       continue;  // uniform per block (and PrefetchChunk never loads such a chunk)
     }
     // snippet-begin: ch03-opt-partition-rank
@@ -260,30 +285,85 @@ __global__ void __launch_bounds__(kChunkThreads)
         if (k < seg.buckets) slot[u] = scanned[seg.matrix_base + k * seg.chunks + c.local];
       }
 #pragma unroll
-      for (int u = 0; u < kBucketsPerThread; ++u) {
-        const std::uint32_t k = u * kChunkThreads + threadIdx.x;
-        // slot >= first + local start: no wrap-around
-        if (k < seg.buckets) run_base[k] = seg.begin + (slot[u] - first) - counts[k];
-      }
-#pragma unroll
       for (int q = 0; q < kChunkKeysPerThread; ++q) {
         const std::uint32_t i = q * kChunkThreads + threadIdx.x;
         if (i < c.len) {
           tile[counts[bucket(key[q])] + rank[q]] = key[q];
         }
       }
-      __syncthreads();  // tile ranked and run bases ready
+      __syncthreads();  // tile ranked: the local starts are read for the last time
+#pragma unroll
+      for (int u = 0; u < kBucketsPerThread; ++u) {
+        const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+        // The run base, in place: slot >= first + local start, so no wrap-around.
+        if (k < seg.buckets) counts[k] = seg.begin + (slot[u] - first) - counts[k];
+      }
+      __syncthreads();  // run bases ready
       // snippet-end: ch03-opt-partition-rank
       // snippet-begin: ch03-opt-partition-write
       // key[] is free: the next chunk's loads go out now and land while this tile is written.
       loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
       for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
         const std::uint32_t k = tile[i];
-        target[run_base[bucket(k)] + i] = k;  // consecutive i
+        target[counts[bucket(k)] + i] = k;  // consecutive i
       }
       __syncthreads();  // tile and run bases read before the next chunk overwrites them
     });
     // snippet-end: ch03-opt-partition-write
+  }
+}
+
+/**
+ * @brief Step 4 on a GPU whose blocks cannot hold the rank tile (`PartitionPath::kScatter`):
+ *        for each chunk, every key takes the next slot of its bucket's run from a cursor in
+ *        shared memory (one shared atomic per key) and is stored there directly.
+ *
+ * Cursor k starts at the chunk's run of bucket k, segment.begin +
+ * scanned[matrix_base + k * chunks + local] - scanned[matrix_base]; the run holds exactly the
+ * chunk's keys of bucket k (the histogram counted them), so the atomics hand out its slots and
+ * no more. The stores scatter within the runs instead of forming coalesced ones, and the keys
+ * of a bucket land in no particular order (the sort step orders them). A chunk of an all-equal
+ * segment is copied to `out`.
+ * @par Launch configuration
+ * A resident grid of kChunkThreads-thread blocks, at most one per chunk; static shared memory
+ * kMaxBuckets words (32 KiB: any GPU of sm_75 or newer, no opt-in).
+ * @param[in] lv the level
+ * @param[in] b the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
+ * @param[in] scanned exclusive scan of the level's matrix
+ * Reads and writes 4 bytes per key.
+ */
+__global__ void __launch_bounds__(kChunkThreads)
+    PartitionScatterKernel(Level lv, Buffers b, const std::uint32_t* scanned) {
+  __shared__ std::uint32_t cursor[kMaxBuckets];
+  const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
+  const std::uint32_t chunks = lv.state->chunks;
+  const std::uint32_t* keys = LevelSource(b, level);
+  std::uint32_t* target = LevelTarget(b, level);
+  for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
+    const ChunkView c = LocateChunk(lv.segments, num, item);
+    const Segment seg = lv.segments[c.segment];
+    if (seg.range.min == seg.range.max) {
+      CopyFinalChunk(keys, b, c);
+      continue;  // uniform per block
+    }
+    // snippet-begin: ch03-opt-partition-scatter
+    std::uint32_t key[kChunkKeysPerThread];
+    LoadChunk(keys, c, key);  // all of a thread's loads in flight while the cursors are set
+    const std::uint32_t first = scanned[seg.matrix_base];
+    for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
+      cursor[k] = seg.begin + (scanned[seg.matrix_base + k * seg.chunks + c.local] - first);
+    }
+    __syncthreads();  // cursors set
+    WithBucketMap(seg, [&](const auto& bucket) {
+#pragma unroll
+      for (int q = 0; q < kChunkKeysPerThread; ++q) {
+        if (q * kChunkThreads + threadIdx.x < c.len) {
+          target[atomicAdd(&cursor[bucket(key[q])], 1u)] = key[q];
+        }
+      }
+    });
+    __syncthreads();  // cursors read before the next chunk sets them
+    // snippet-end: ch03-opt-partition-scatter
   }
 }
 
@@ -298,7 +378,7 @@ __device__ void AppendSpan(const SpanList& list, LevelState* state, const Span& 
   if (i < list.capacity) {
     list.spans[i] = span;
   } else {
-    atomicOr(&state->error, 1u);
+    atomicOr(&state->error, static_cast<std::uint32_t>(kErrorListFull));
   }
 }
 
@@ -446,8 +526,7 @@ void LaunchSortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* s
   constexpr std::size_t kSmem = sizeof(typename Sorter::Shared);
   // Over 48 KiB of dynamic shared memory must be opted into; repeating it is cheap and keeps
   // the launcher self-contained.
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSmem)));
+  staged::OptInSharedMemory(reinterpret_cast<const void*>(kernel), kSmem);
   const unsigned grid =
       GridFor(lv, reinterpret_cast<const void*>(kernel), Sorter::kThreads, kSmem, items);
   if (grid == 0) return;
@@ -460,13 +539,17 @@ void LaunchSortOverflow(const Level& lv, const Buffers& b, const SpanList& overf
                         cudaStream_t stream) {
   const auto kernel = SortOverflowKernel<Sorter>;
   constexpr std::size_t kSmem = sizeof(typename Sorter::Shared);
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kSmem)));
+  staged::OptInSharedMemory(reinterpret_cast<const void*>(kernel), kSmem);
   const unsigned grid =
       staged::ResidentBlocks(reinterpret_cast<const void*>(kernel), Sorter::kThreads, kSmem);
   kernel<<<grid, Sorter::kThreads, kSmem, stream>>>(lv, b, overflow.spans);
   CUDA_CHECK_LAST_LAUNCH();
 }
+
+/// Dynamic shared memory of PartitionKernel: the chunk's tile and one word per bucket.
+constexpr std::size_t kPartitionDynamicBytes = 4 * (std::size_t{kChunk} + kMaxBuckets);
+static_assert(kPartitionDynamicBytes + 4 * kBlockScanScratch <= kPartitionSharedBytes,
+              "plan.hpp's kPartitionSharedBytes bounds the rank-tile partition's block");
 }  // namespace
 
 void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
@@ -480,25 +563,31 @@ void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::ui
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, std::uint32_t items,
-               cudaStream_t stream) {
-  CUDA_CHECK(cudaFuncSetAttribute(PartitionKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(kPartitionSharedBytes)));
-  const auto* kernel = reinterpret_cast<const void*>(PartitionKernel);
+void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, PartitionPath path,
+               std::uint32_t items, cudaStream_t stream) {
   if (!lv.dynamic && items == 0) return;
+  const bool rank = path == PartitionPath::kRankTile;
+  const auto* kernel = rank ? reinterpret_cast<const void*>(PartitionKernel)
+                            : reinterpret_cast<const void*>(PartitionScatterKernel);
+  const std::size_t smem = rank ? kPartitionDynamicBytes : 0;
+  staged::OptInSharedMemory(kernel, smem);
   // Always a resident grid: a block's later chunks are what its loads overlap with.
-  const unsigned grid =
-      lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, kPartitionSharedBytes)
-                 : staged::ResidentGrid(kernel, kChunkThreads, kPartitionSharedBytes, items, 1);
-  PartitionKernel<<<grid, kChunkThreads, kPartitionSharedBytes, stream>>>(lv, b, scanned);
+  const unsigned grid = lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, smem)
+                                   : staged::ResidentGrid(kernel, kChunkThreads, smem, items, 1);
+  if (rank) {
+    PartitionKernel<<<grid, kChunkThreads, smem, stream>>>(lv, b, scanned);
+  } else {
+    PartitionScatterKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, scanned);
+  }
   CUDA_CHECK_LAST_LAUNCH();
 }
 
 void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
                  const SpanList& list, const SpanList& overflow, BucketSorter sorter,
-                 std::uint32_t tile_keys, std::uint32_t items, cudaStream_t stream) {
-  const std::uint32_t overflow_keys = overflow.capacity > 0 ? OverflowTile(sorter).keys : 0;
-  if (overflow.capacity > 0 && overflow_keys <= tile_keys) {
+                 std::uint32_t tile_keys, std::uint32_t overflow_keys, std::uint32_t items,
+                 cudaStream_t stream) {
+  if (overflow.capacity == 0) overflow_keys = 0;
+  if (overflow_keys != 0 && overflow_keys <= tile_keys) {
     throw std::invalid_argument("SortBuckets: an overflow list needs a tile larger than " +
                                 std::to_string(tile_keys) + " keys (see OverflowTile)");
   }
@@ -528,16 +617,17 @@ void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned
 }
 
 void SortOverflow(const Level& lv, const Buffers& b, const SpanList& overflow, BucketSorter sorter,
-                  cudaStream_t stream) {
-  if (overflow.capacity == 0) return;
-  const std::uint32_t keys = OverflowTile(sorter).keys;
-  if (sorter == BucketSorter::kCounting && keys == 16384) {
+                  std::uint32_t overflow_keys, cudaStream_t stream) {
+  if (overflow.capacity == 0 || overflow_keys == 0) return;
+  if (sorter == BucketSorter::kCounting && overflow_keys == 16384) {
     LaunchSortOverflow<CountingTile<16384>>(lv, b, overflow, stream);
-  } else if (sorter == BucketSorter::kBitonic && keys == 8192) {
+  } else if (sorter == BucketSorter::kCounting && overflow_keys == 8192) {
+    LaunchSortOverflow<CountingTile<8192>>(lv, b, overflow, stream);
+  } else if (sorter == BucketSorter::kBitonic && overflow_keys == 8192) {
     LaunchSortOverflow<BitonicTile<8192>>(lv, b, overflow, stream);
-  } else if (keys != 0) {
-    throw std::invalid_argument("SortOverflow: no overflow tile of " + std::to_string(keys) +
-                                " keys for this sorter");
+  } else {
+    throw std::invalid_argument("SortOverflow: no overflow tile of " +
+                                std::to_string(overflow_keys) + " keys for this sorter");
   }
 }
 
@@ -566,10 +656,11 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
     ch02::optimized::ExclusiveScan<std::uint32_t>(ws.matrix.data(), ws.matrix.data(), plan.matrix,
                                                   ws.scan_temp.data(), ws.scan_temp.size(), stream);
   });
-  timed(Stage::kPartition, [&] { Partition(lv, b, ws.matrix.data(), plan.chunks, stream); });
+  timed(Stage::kPartition,
+        [&] { Partition(lv, b, ws.matrix.data(), ws.partition(), plan.chunks, stream); });
   timed(Stage::kSort, [&] {
     SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), SpanList{}, ws.options().sorter,
-                plan.tile.keys, plan.buckets, stream);
+                plan.tile.keys, 0, plan.buckets, stream);
   });
   timed(Stage::kDeeper, [&] { RunDeeperLevels(ws, b, stream); });
   // snippet-end: ch03-opt-sort

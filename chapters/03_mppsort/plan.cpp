@@ -4,34 +4,35 @@
 #include "chapters/03_mppsort/plan.hpp"
 
 #include <algorithm>
-#include <iterator>
 
 namespace ch03::optimized {
 
-const TileShape* TilesOf(BucketSorter sorter, int& count) {
-  if (sorter == BucketSorter::kBitonic) {
-    count = static_cast<int>(std::size(kBitonicTiles));
-    return kBitonicTiles;
-  }
-  if (sorter == BucketSorter::kCounting) {
-    count = static_cast<int>(std::size(kCountingTiles));
-    return kCountingTiles;
-  }
-  count = static_cast<int>(std::size(kRadixTiles));
-  return kRadixTiles;
+PartitionPath ChoosePartition(const staged::DeviceLimits& limits) {
+  return kPartitionSharedBytes <= limits.smem_per_block ? PartitionPath::kRankTile
+                                                        : PartitionPath::kScatter;
 }
 
-TileShape DeeperTile(BucketSorter sorter) {
-  int count = 0;
-  const TileShape* tiles = TilesOf(sorter, count);
-  return sorter == BucketSorter::kRadix ? tiles[count - 1] : tiles[0];
+std::vector<TileShape> TilesOf(BucketSorter sorter, const staged::DeviceLimits& limits) {
+  const auto keep = [&](const auto& table) {
+    std::vector<TileShape> tiles;
+    for (const TileShape& t : table) {
+      if (t.smem <= limits.smem_per_block) tiles.push_back(t);
+    }
+    return tiles;
+  };
+  if (sorter == BucketSorter::kBitonic) return keep(kBitonicTiles);
+  if (sorter == BucketSorter::kCounting) return keep(kCountingTiles);
+  return keep(kRadixTiles);
 }
 
-TileShape OverflowTile(BucketSorter sorter) {
-  int count = 0;
-  const TileShape* tiles = TilesOf(sorter, count);
-  const TileShape largest = tiles[count - 1];
-  return largest.keys > DeeperTile(sorter).keys ? largest : TileShape{0, 0};
+TileShape DeeperTile(BucketSorter sorter, const staged::DeviceLimits& limits) {
+  const std::vector<TileShape> tiles = TilesOf(sorter, limits);
+  return sorter == BucketSorter::kRadix ? tiles.back() : tiles.front();
+}
+
+TileShape OverflowTile(BucketSorter sorter, const staged::DeviceLimits& limits) {
+  const TileShape largest = TilesOf(sorter, limits).back();
+  return largest.keys > DeeperTile(sorter, limits).keys ? largest : TileShape{0, 0, 0};
 }
 
 std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
@@ -40,9 +41,10 @@ std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target) {
 }
 
 // snippet-begin: ch03-plan-first-level
-FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
-  int count = 0;
-  const TileShape* tiles = TilesOf(sorter, count);
+FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter,
+                              const staged::DeviceLimits& limits) {
+  const std::vector<TileShape> tiles = TilesOf(sorter, limits);  // those the GPU holds
+  const int count = static_cast<int>(tiles.size());
   FirstLevelPlan plan;
   plan.tile = tiles[count - 1];
   plan.buckets = kMaxDeeperBuckets;  // unless one level holds n:
@@ -63,7 +65,8 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter) {
 }
 // snippet-end: ch03-plan-first-level
 
-std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
+std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter,
+                             const staged::DeviceLimits& limits) {
   // A deeper segment of len keys has c = ceil(len / kChunk) chunks and h buckets, where h is
   // at most kMaxDeeperBuckets, at most max(kMinDeepBuckets, ceil(len / target)) and every
   // segment is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
@@ -78,22 +81,31 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter) {
   // sorter, where a larger tile reaches kMinFirstBuckets buckets. Between two changes the
   // buckets and the chunks grow with m, so the largest m before each change, and n itself, bound
   // it.
-  int count = 0;
-  const TileShape* tiles = TilesOf(sorter, count);
-  std::uint64_t first = PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter).matrix;
-  for (int i = 0; i < count; ++i) {
+  std::uint64_t first = PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter, limits).matrix;
+  for (const TileShape& tile : TilesOf(sorter, limits)) {
     for (const std::uint32_t buckets : {kMaxBuckets, kMinFirstBuckets - 1}) {
-      const std::uint64_t m = std::min(n, std::uint64_t{buckets} * tiles[i].target);
-      first = std::max(first, PlanFirstLevel(std::max<std::uint64_t>(m, 1), sorter).matrix);
+      const std::uint64_t m = std::min(n, std::uint64_t{buckets} * tile.target);
+      first = std::max(first, PlanFirstLevel(std::max<std::uint64_t>(m, 1), sorter, limits).matrix);
     }
   }
   return std::max(first, deeper);
 }
 
-std::uint64_t SpanCapacity(std::uint64_t n, BucketSorter sorter) {
-  int count = 0;
-  const TileShape* tiles = TilesOf(sorter, count);
-  return n / (tiles[0].keys + 1) + 1;
+std::uint32_t LevelBound(std::uint64_t range, std::uint32_t first_buckets) {
+  // h buckets over R values take floor(h 2^32 / R) as their scale: each spans at most
+  // R / (h - 1) + 1 values (R / h, widened by the rounding of the scale).
+  std::uint64_t span = first_buckets > 1 ? range / (first_buckets - 1) + 1 : range;
+  std::uint32_t levels = 2;  // levels 0 and 1; level 1 may keep the span
+  while (span > 1) {
+    span = span / (kMinDeepBuckets - 1) + 1;
+    ++levels;
+  }
+  return levels + 1;  // the level that finds an unreduced single-valued bucket all equal
+}
+
+std::uint64_t SpanCapacity(std::uint64_t n, BucketSorter sorter,
+                           const staged::DeviceLimits& limits) {
+  return n / (TilesOf(sorter, limits).front().keys + 1) + 1;
 }
 
 }  // namespace ch03::optimized

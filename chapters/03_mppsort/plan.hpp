@@ -13,10 +13,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "common/device_limits.hpp"
 
 namespace ch03::optimized {
 
-/// Keys a histogram/partition block handles (its rank tile in shared memory).
+/// Keys a histogram/partition block handles (one column of the histogram matrix; the rank
+/// partition's tile in shared memory).
 inline constexpr std::uint32_t kChunk = 16384;
 /// Threads of a histogram/partition/min-max block.
 inline constexpr int kChunkThreads = 1024;
@@ -42,8 +46,8 @@ inline constexpr std::uint32_t kBlockMinMaxKeys = 1u << 18;
 inline constexpr std::uint32_t kMinDeepBuckets = 64;
 /// Most levels a sort may use. Ranges shrink at least 2-fold at level 1 (except the end buckets
 /// of a sampled core, which need not shrink) and 64-fold from level 2 on, so every oversized
-/// bucket is single-valued (all equal, hence final) by level 8 (6 levels of 6 bits cover 32);
-/// the margin covers the level that finds such a bucket's min == max.
+/// bucket is single-valued (all equal, hence final) within `LevelBound` levels: 9 for keys
+/// spanning all 2^32 values, whatever level 0's bucket count. The rest is margin.
 inline constexpr std::uint32_t kMaxLevels = 12;
 /// Keys drawn from a sampled segment to find its core (sampled_core.cuh), sorted by one block.
 inline constexpr std::uint32_t kSampleKeys = 8192;
@@ -61,20 +65,46 @@ inline constexpr std::uint32_t kMaxSampledLevel = 1;
 enum class BucketSorter { kCounting, kRadix, kBitonic };
 
 // snippet-begin: ch03-tiles
-/// One on-chip tile: the most keys a block sorts, and the mean bucket size aimed at so that
+/// One on-chip tile: the most keys a block sorts, the mean bucket size aimed at so that
 /// uniform buckets (Poisson spread, about sqrt(mean)) stay within it with 6.5 standard
-/// deviations to spare.
+/// deviations to spare, and the shared memory its block needs.
 struct TileShape {
   std::uint32_t keys;    ///< capacity of the tile
   std::uint32_t target;  ///< mean keys per bucket the bucket count aims at
+  std::uint32_t smem;    ///< shared memory of one sorting block, bytes (at most)
 };
 
+/// Shared memory a sorting block uses besides its tile's arrays (scan and min/max scratch, a few
+/// broadcast words), at most.
+inline constexpr std::uint32_t kTileScratchBytes = 1024;
+/// Shared memory of the counting sorter's block: the tile and half as many sub-bucket counters.
+/// @param[in] keys the tile
+constexpr std::uint32_t CountingTileBytes(std::uint32_t keys) {
+  return 4 * keys + 4 * (keys / 2) + kTileScratchBytes;
+}
+/// Shared memory of the bitonic sorter's block: the padded tile.
+/// @param[in] keys the tile
+constexpr std::uint32_t BitonicTileBytes(std::uint32_t keys) {
+  return 4 * keys + kTileScratchBytes;
+}
+/// Shared memory of the radix sorter's block: the tile and 256 digit counters per warp (+1).
+/// @param[in] keys the tile
+/// @param[in] threads its block
+constexpr std::uint32_t RadixTileBytes(std::uint32_t keys, std::uint32_t threads) {
+  return 4 * keys + 4 * 256 * (threads / 32 + 1) + kTileScratchBytes;
+}
+
 /// Tiles of the radix sorter (256 x 16, 512 x 16 and 512 x 72 threads x keys).
-inline constexpr TileShape kRadixTiles[] = {{4096, 3700}, {8192, 7600}, {36864, 35500}};
+inline constexpr TileShape kRadixTiles[] = {{4096, 3700, RadixTileBytes(4096, 256)},
+                                            {8192, 7600, RadixTileBytes(8192, 512)},
+                                            {36864, 35500, RadixTileBytes(36864, 512)}};
 /// Tiles of the bitonic sorter (256 and 512 threads).
-inline constexpr TileShape kBitonicTiles[] = {{4096, 3700}, {8192, 7000}};
+inline constexpr TileShape kBitonicTiles[] = {{4096, 3700, BitonicTileBytes(4096)},
+                                              {8192, 7000, BitonicTileBytes(8192)}};
 /// Tiles of the counting sorter (256, 512 and 1024 threads).
-inline constexpr TileShape kCountingTiles[] = {{4096, 3700}, {8192, 7000}, {16384, 15500}};
+inline constexpr TileShape kCountingTiles[] = {{4096, 3700, CountingTileBytes(4096)},
+                                               {8192, 7000, CountingTileBytes(8192)},
+                                               {16384, 15500, CountingTileBytes(16384)}};
 // snippet-end: ch03-tiles
 
 /// The [min, max] of a segment or span; {0xFFFFFFFF, 0} while unknown. Same layout as
@@ -115,6 +145,13 @@ struct SpanList {
   std::uint32_t capacity;  ///< room in `spans`
 };
 
+/// Bits of `LevelState::error`: why a sort stopped with buckets left unsorted.
+enum SortError : std::uint32_t {
+  kErrorListFull = 1,  ///< more oversized buckets than the span list holds
+  kErrorTooDeep = 2,   ///< buckets still oversized after kMaxLevels levels
+  kErrorTooLarge = 4,  ///< a level's histogram matrix exceeded the workspace's
+};
+
 /// What a level's kernels read about the level (device memory).
 struct LevelState {
   std::uint32_t level = 0;            ///< 0 for the input, then 1, 2, ...
@@ -127,7 +164,7 @@ struct LevelState {
   std::uint32_t next_sort = 0;        ///< work queue of SortBucketsKernel (bucket sizes vary)
   std::uint32_t overflow_count = 0;   ///< buckets listed for `OverflowTile` (the overflow list)
   std::uint32_t next_overflow = 0;    ///< work queue of SortOverflowKernel
-  std::uint32_t error = 0;            ///< nonzero: a bound was exceeded (the sort is incomplete)
+  std::uint32_t error = 0;            ///< `SortError` bits: a bound was exceeded (keys unsorted)
 };
 
 /// Level 0 as the host plans it from n.
@@ -138,10 +175,28 @@ struct FirstLevelPlan {
   std::uint64_t matrix;   ///< h0 x chunks
 };
 
-/// Tiles of @p sorter, smallest first, and how many there are.
+/// How step 4 moves a chunk's keys into their buckets' slots.
+enum class PartitionPath {
+  /// Ranked by bucket in a shared tile of the whole chunk, then written out as one contiguous
+  /// run per bucket (coalesced stores); needs kPartitionSharedBytes of shared memory per block.
+  kRankTile,
+  /// Each key to its bucket's next slot, taken by a shared atomic on the bucket's cursor (no
+  /// tile: kMaxBuckets counters, 32 KiB, fit any GPU); stores scatter within each run.
+  kScatter,
+};
+/// Shared memory of the rank-tile partition's block: the chunk and one word per bucket.
+inline constexpr std::uint32_t kPartitionSharedBytes =
+    4 * (kChunk + kMaxBuckets) + kTileScratchBytes;
+/// The rank tile where one block may use kPartitionSharedBytes (99 KiB and up: sm_80, sm_86,
+/// sm_89, sm_90, sm_100, sm_120), else the scatter (sm_75's 64 KiB).
+/// @param[in] limits the planning limits
+PartitionPath ChoosePartition(const staged::DeviceLimits& limits);
+
+/// Tiles of @p sorter whose block fits @p limits (`TileShape::smem` within `smem_per_block`),
+/// smallest first. The 4096-key tile of every sorter fits any GPU of sm_75 or newer.
 /// @param[in] sorter the on-chip sort
-/// @param[out] count number of tiles
-const TileShape* TilesOf(BucketSorter sorter, int& count);
+/// @param[in] limits the planning limits
+std::vector<TileShape> TilesOf(BucketSorter sorter, const staged::DeviceLimits& limits);
 /// The tile of levels 1, 2, ...: for the bitonic and counting sorters their smallest (a network's
 /// work per key grows with its depth: 78 layers over 4096-key tiles against 91 over 8192; the
 /// counting sorter's small tile runs four blocks per SM where the largest runs one; and a deeper
@@ -150,14 +205,16 @@ const TileShape* TilesOf(BucketSorter sorter, int& count);
 /// sorter its largest (its passes follow the bits that differ, not the tile, so the largest
 /// leaves the fewest oversized buckets).
 /// @param[in] sorter the on-chip sort
-TileShape DeeperTile(BucketSorter sorter);
+/// @param[in] limits the planning limits
+TileShape DeeperTile(BucketSorter sorter, const staged::DeviceLimits& limits);
 /// The tile that sorts a deeper level's buckets over `DeeperTile` (after the level's step 5,
 /// from a list): the largest tile of @p sorter, or keys 0 when that is the deeper tile itself
 /// (the radix sorter). A bucket a little over the small tile (a Poisson tail, or the edge of a
 /// cluster where the bucket count followed the segment's length, not its keys' spread) is
 /// sorted at once instead of costing the segment another level.
 /// @param[in] sorter the on-chip sort
-TileShape OverflowTile(BucketSorter sorter);
+/// @param[in] limits the planning limits
+TileShape OverflowTile(BucketSorter sorter, const staged::DeviceLimits& limits);
 /// Buckets of level 0: ceil(n / target) in [1, kMaxBuckets].
 /// @param[in] n keys
 /// @param[in] target mean bucket size
@@ -171,16 +228,35 @@ std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target);
 /// oversized, which go on to level 1.
 /// @param[in] n keys, >= 1
 /// @param[in] sorter the on-chip sort
-FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter);
+/// @param[in] limits the planning limits (which tiles fit)
+FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter,
+                              const staged::DeviceLimits& limits);
 /// Entries of the histogram matrix any level of a sort of at most @p n keys may use (level 0's,
 /// or the bound of a deeper level: see plan.cpp).
 /// @param[in] n keys
 /// @param[in] sorter the on-chip sort
-std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter);
+/// @param[in] limits the planning limits
+std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter,
+                             const staged::DeviceLimits& limits);
+/// @brief The most levels a sort may use (level 0 included) for keys spanning @p range values
+///        (max - min + 1) with @p first_buckets buckets at level 0: the planner's rule, as a
+///        bound the tests hold every input to.
+///
+/// h buckets over R values span at most R / (h - 1) + 1 values each (the bucket scale rounds
+/// down). Level 1 may leave a bucket's span as it is (the end buckets of a sampled core); every
+/// later level has at least kMinDeepBuckets buckets per segment, so a bucket spans at most
+/// span / 63 + 1 values, until one value is left; a bucket of one value is final where it is
+/// found, or, when it was too long for its sorting block to reduce (over kBlockMinMaxKeys
+/// keys), one level later.
+/// @param[in] range values between the smallest and the largest key, counted inclusively (>= 1)
+/// @param[in] first_buckets buckets of level 0 (>= 1)
+std::uint32_t LevelBound(std::uint64_t range, std::uint32_t first_buckets);
 /// Most spans (oversized buckets) one level can list for @p n keys: each holds more keys than
 /// the smallest tile.
 /// @param[in] n keys
 /// @param[in] sorter the on-chip sort
-std::uint64_t SpanCapacity(std::uint64_t n, BucketSorter sorter);
+/// @param[in] limits the planning limits
+std::uint64_t SpanCapacity(std::uint64_t n, BucketSorter sorter,
+                           const staged::DeviceLimits& limits);
 
 }  // namespace ch03::optimized

@@ -32,44 +32,51 @@ class Workspace;
 void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
                cudaStream_t stream);
 
-/// Step 4: ranks each chunk by bucket in shared memory and writes it as one contiguous run per
-/// bucket to `LevelTarget`, at segment.begin + scanned[matrix_base + b * chunks + local] -
-/// scanned[matrix_base]. An all-equal segment (min == max) is final: it is copied to `out`.
+/// Step 4: moves each chunk's keys of bucket b to `LevelTarget`, into the run that starts at
+/// segment.begin + scanned[matrix_base + b * chunks + local] - scanned[matrix_base]: ranked in a
+/// shared tile and written as contiguous runs (`PartitionPath::kRankTile`), or each key to its
+/// run's next slot (`PartitionPath::kScatter`, for GPUs whose blocks cannot hold the tile). An
+/// all-equal segment (min == max) is final: it is copied to `out`.
 /// @param[in] lv the level
 /// @param[in] b the sort's arrays
 /// @param[in] scanned exclusive scan of the level's matrix
+/// @param[in] path the kernel (`ChoosePartition` of the planning limits)
 /// @param[in] items the level's chunks (used when !lv.dynamic)
 /// @param[in] stream stream
-void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, std::uint32_t items,
-               cudaStream_t stream);
+void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, PartitionPath path,
+               std::uint32_t items, cudaStream_t stream);
 
 /// Step 5: sorts every bucket of at most `tile.keys` keys on chip from `LevelTarget` into `out`;
-/// a larger bucket goes to @p overflow when it fits `OverflowTile(sorter)` (and the list has
-/// room: capacity 0 turns it off), else to @p list with its min and max when it has at most
-/// kBlockMinMaxKeys keys (or is copied to `out` when all equal), unreduced when longer.
+/// a larger bucket goes to @p overflow when it has at most @p overflow_keys keys (and the list
+/// has room: capacity 0 or overflow_keys 0 turns it off), else to @p list with its min and max
+/// when it has at most kBlockMinMaxKeys keys (or is copied to `out` when all equal), unreduced
+/// when longer.
 /// @param[in] lv the level
 /// @param[in] b the sort's arrays
 /// @param[in] scanned exclusive scan of the level's matrix (bucket b starts at its column 0)
 /// @param[in] list where oversized buckets go
 /// @param[in] overflow where buckets for the overflow tile go (`SortOverflow` sorts them)
 /// @param[in] sorter counting, radix or bitonic
-/// @param[in] tile_keys the level's tile: one of `TilesOf(sorter)`
+/// @param[in] tile_keys the level's tile: one of `TilesOf(sorter, limits)`
+/// @param[in] overflow_keys the overflow tile (`OverflowTile(sorter, limits).keys`), or 0
 /// @param[in] items the level's buckets (used when !lv.dynamic)
 /// @param[in] stream stream
 void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
                  const SpanList& list, const SpanList& overflow, BucketSorter sorter,
-                 std::uint32_t tile_keys, std::uint32_t items, cudaStream_t stream);
+                 std::uint32_t tile_keys, std::uint32_t overflow_keys, std::uint32_t items,
+                 cudaStream_t stream);
 
-/// Step 5 for the overflow list: sorts each bucket `SortBuckets` listed there with
-/// `OverflowTile(sorter)` (a resident grid taking the list's entries in turn). Does nothing when
-/// the list's capacity is 0.
+/// Step 5 for the overflow list: sorts each bucket `SortBuckets` listed there with the overflow
+/// tile (a resident grid taking the list's entries in turn). Does nothing when the list's
+/// capacity or @p overflow_keys is 0.
 /// @param[in] lv the level (its state counts the list's entries)
 /// @param[in] b the sort's arrays
 /// @param[in] overflow the list `SortBuckets` filled
 /// @param[in] sorter counting, radix or bitonic
+/// @param[in] overflow_keys the overflow tile (`OverflowTile(sorter, limits).keys`)
 /// @param[in] stream stream
 void SortOverflow(const Level& lv, const Buffers& b, const SpanList& overflow, BucketSorter sorter,
-                  cudaStream_t stream);
+                  std::uint32_t overflow_keys, cudaStream_t stream);
 
 /// Surveys every segment marked `needs_minmax` (a span longer than kBlockMinMaxKeys): its min and
 /// max, one block per chunk folding into the segment's range with atomicMin/atomicMax, and, for
@@ -93,7 +100,7 @@ struct PlanParams {
 /// Turns the listed spans into the next level's segment table and state (one block: a scan of
 /// the spans' chunk, bucket and matrix counts), resets the list, and, in a graph, sets the
 /// loop's condition to whether the new level has segments. Past kMaxLevels, or when a bound is
-/// exceeded, it plans nothing and sets `state->error`.
+/// exceeded, it plans nothing and sets `SortError` bits in `state->error`.
 /// @param[in] list the spans listed by the previous level's step 5
 /// @param[out] segments the new level's table
 /// @param[in,out] state the new level's state (its `level` is the previous one's)
@@ -102,9 +109,9 @@ struct PlanParams {
 void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const PlanParams& params,
                cudaStream_t stream);
 
-/// One level planned on the device: SurveySegments, Histogram, the scan of the whole matrix
-/// buffer (its size is the only bound the host knows), Partition, SortBuckets, SortOverflow,
-/// then PlanLevel for the next one. The body of the deeper levels' loop.
+/// One level planned on the device: SurveySegments, Histogram, the scan of the level's matrix
+/// (`ExclusiveScanDeviceCount`: its size is read on the device), Partition, SortBuckets,
+/// SortOverflow, then PlanLevel for the next one. The body of the deeper levels' loop.
 /// @param[in] ws the sort's workspace (tables, matrix, lists)
 /// @param[in] b the sort's arrays
 /// @param[in] params the closing PlanLevel's parameters (graph condition)

@@ -13,6 +13,10 @@ namespace ch03::optimized {
 
 Workspace::Workspace(std::size_t capacity, Options options)
     : first_segment(1), first_state(1), state(1), span_count(1), h_state(1), options_(options) {
+  limits_ = staged::PlanningLimits();
+  if (!options_.profile.empty()) {
+    limits_ = staged::CapLimits(staged::DeviceProfile(options_.profile), limits_);
+  }
   Allocate(std::max<std::size_t>(capacity, 1));
   // The deeper state reads "level 0 only" until a sort runs; the span list starts empty (each
   // PlanLevel empties it again).
@@ -26,17 +30,17 @@ Workspace::~Workspace() {
 
 void Workspace::Allocate(std::size_t capacity) {
   capacity_ = capacity;
-  matrix_capacity_ = MatrixCapacity(capacity, options_.sorter);
-  span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter));
+  matrix_capacity_ = MatrixCapacity(capacity, options_.sorter, limits_);
+  span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter, limits_));
   part = staged::DeviceBuffer<std::uint32_t>(capacity);
   matrix = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_);
-  // Deeper levels scan the whole buffer: entries no level wrote must still be defined.
+  // A level's scan also reads the entries of its all-equal segments, which the histogram skips:
+  // they must be defined (their values cancel out, each segment subtracting its first entry).
   matrix.FillBytes(0);
-  // Chapter 01's launcher keeps its finishing counter in its scratch: a buffer of its own,
-  // zeroed once, that no other step writes.
+  // Chapter 01's scratch: a buffer of its own (its launcher resets the counter it keeps there
+  // on every call).
   minmax_temp = staged::DeviceBuffer<unsigned char>(
       std::max<std::size_t>(ch01::optimized::MinMaxTempBytes<std::uint32_t>(capacity), 1));
-  minmax_temp.FillBytes(0);
   scan_temp = staged::DeviceBuffer<unsigned char>(std::max<std::size_t>(
       ch02::optimized::ExclusiveScanTempBytes<std::uint32_t>(matrix_capacity_), 1));
   segments = staged::DeviceBuffer<Segment>(span_capacity_);
@@ -50,7 +54,7 @@ void Workspace::Allocate(std::size_t capacity) {
 void Workspace::Prepare(std::size_t n) {
   if (n > capacity_) Allocate(n);
   if (n == planned_n_) return;
-  first_plan_ = PlanFirstLevel(n, options_.sorter);
+  first_plan_ = PlanFirstLevel(n, options_.sorter, limits_);
   if (first_plan_.matrix > matrix_capacity_) {
     throw std::logic_error("mppSort: level 0's histogram matrix exceeds the workspace's");
   }
@@ -81,7 +85,7 @@ KeyRange* Workspace::FirstRange() {
 SpanList Workspace::Spans() { return SpanList{spans.data(), span_count.data(), span_capacity_}; }
 
 SpanList Workspace::Overflow() {
-  if (OverflowTile(options_.sorter).keys == 0) return SpanList{};
+  if (OverflowTile(options_.sorter, limits_).keys == 0) return SpanList{};
   auto* count = reinterpret_cast<std::uint32_t*>(reinterpret_cast<char*>(state.data()) +
                                                  offsetof(LevelState, overflow_count));
   return SpanList{overflow.data(), count, span_capacity_};

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "chapters/03_mppsort/plan.hpp"
 #include "common/device_buffer.hpp"
@@ -27,6 +28,10 @@ struct Options {
   /// true: the deeper levels run as one CUDA graph with a device-controlled loop; false: the
   /// host reads each level's plan back (one synchronisation per level, for comparison).
   bool device_loop = true;
+  /// A device profile (`staged::DeviceProfiles`, e.g. "t4") whose limits the workspace plans for
+  /// (capped by the planning limits), or "" for the planning limits themselves: how a test runs
+  /// a smaller GPU's tiles and partition on a large one.
+  std::string profile;
 };
 
 /// Device scratch of the optimized sort (see the file comment).
@@ -47,6 +52,10 @@ class Workspace {
   void Prepare(std::size_t n);
   /// Level 0 as planned for the last `Prepare`.
   const FirstLevelPlan& first_plan() const { return first_plan_; }
+  /// The limits the workspace plans for (the planning limits, or `Options::profile`'s).
+  const staged::DeviceLimits& limits() const { return limits_; }
+  /// How step 4 runs on these limits (`ChoosePartition`).
+  PartitionPath partition() const { return ChoosePartition(limits_); }
   /// Device address of level 0's [min, max] (chapter 01's MinMax writes it).
   KeyRange* FirstRange();
   /// The oversized-bucket list.
@@ -63,13 +72,19 @@ class Workspace {
   /// Reads the state of the last level planned on the device (synchronises @p stream).
   /// @param[in] stream the stream of the last sort
   LevelState ReadState(cudaStream_t stream);
+  /// @brief Why the last sort on @p stream left buckets unsorted: 0 when every key is in
+  ///        place, else `SortError` bits (synchronises @p stream). `Sort` never waits for the
+  ///        device, so it cannot throw for this: a caller that needs the guarantee checks here
+  ///        (the bounds are sized so that no input of up to `kMaxKeys` keys reaches them).
+  /// @param[in] stream the stream of the last sort
+  std::uint32_t Errors(cudaStream_t stream) { return ReadState(stream).error; }
   /// Levels the last sort ran (level 0 counts; synchronises @p stream).
   /// @param[in] stream the stream of the last sort
   int LevelsUsed(cudaStream_t stream) { return static_cast<int>(ReadState(stream).level); }
 
   staged::DeviceBuffer<std::uint32_t> part;         ///< partition buffer (n keys)
   staged::DeviceBuffer<std::uint32_t> matrix;       ///< histogram matrix, scanned in place
-  staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch (zeroed once)
+  staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch
   staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
   staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment
   staged::DeviceBuffer<LevelState> first_state;     ///< level 0's state
@@ -93,6 +108,7 @@ class Workspace {
   void Allocate(std::size_t capacity);
 
   Options options_;
+  staged::DeviceLimits limits_;
   std::size_t capacity_ = 0;
   std::uint64_t matrix_capacity_ = 0;
   std::uint32_t span_capacity_ = 0;
