@@ -17,6 +17,7 @@
 
 #include "ch04_shapes.hpp"
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "common/device_limits.hpp"
 #include "common/errors.hpp"
 
 namespace ch04 {
@@ -158,8 +159,12 @@ TEST(Ch04Stages, NamesParseAndBestIsListed) {
   EXPECT_EQ(optimized::ParseStage("streamk"), optimized::Stage::kStreamK);
 }
 
-// The shape rule, class by class, on an H200 (132 SMs).
-constexpr int kH200Sms = 132;
+// The shape rule, class by class, on an H200 (its profile: 132 SMs, 2 blocks of the 128×128
+// kernels per SM, 16 warps of each split-K tile).
+const optimized::Residency& H200() {
+  static const optimized::Residency r = optimized::ModelResidency(staged::DeviceProfile("h200"));
+  return r;
+}
 
 struct RuleCase {
   Shape shape;
@@ -174,7 +179,7 @@ class Ch04Rule : public ::testing::TestWithParam<RuleCase> {};
 
 TEST_P(Ch04Rule, PicksTheStageForTheShapeClass) {
   const RuleCase& c = GetParam();
-  EXPECT_EQ(optimized::Info(optimized::ChooseStage(c.shape.m, c.shape.n, c.shape.k, kH200Sms)).name,
+  EXPECT_EQ(optimized::Info(optimized::ChooseStage(c.shape.m, c.shape.n, c.shape.k, H200())).name,
             std::string(optimized::Info(c.expected).name))
       << ShapeName(c.shape);
 }
@@ -194,16 +199,17 @@ INSTANTIATE_TEST_SUITE_P(
     H200, Ch04Rule,
     ::testing::Values(
         // Whole tiles, K of at least kStreamKMinK, a last wave at most 9/10 full: stream-K.
-        RuleCase{{4096, 4096, 4096}, Stage::kStreamK}, RuleCase{{8192, 8192, 8192}, Stage::kStreamK},
-        RuleCase{{1536, 1536, 2048}, Stage::kStreamK}, RuleCase{{4096, 4096, 1024}, Stage::kStreamK},
+        RuleCase{{4096, 4096, 4096}, Stage::kStreamK},
+        RuleCase{{8192, 8192, 8192}, Stage::kStreamK},
+        RuleCase{{1536, 1536, 2048}, Stage::kStreamK},
+        RuleCase{{4096, 4096, 1024}, Stage::kStreamK},
         // Enough 128×128 tiles for every SM, K longer than kShortK, and no partial wave to
         // share out (a last wave over 9/10 full, K too short, or tiles that are not whole):
         // the large-shape stage.
         RuleCase{{2048, 2048, 2048}, kLarge}, RuleCase{{4096, 4096, 512}, kLarge},
         RuleCase{{4096, 4096, 1008}, kLarge}, RuleCase{{4096, 4224, 4096}, kLarge},
-        RuleCase{{4096, 4096, 4104}, kLarge},
-        RuleCase{{8192, 1024, 8192}, kLarge}, RuleCase{{4097, 4095, 4093}, kLarge},
-        RuleCase{{1024, 2176, 65}, kLarge},
+        RuleCase{{4096, 4096, 4104}, kLarge}, RuleCase{{8192, 1024, 8192}, kLarge},
+        RuleCase{{4097, 4095, 4093}, kLarge}, RuleCase{{1024, 2176, 65}, kLarge},
         // Short K: warp tiling.
         RuleCase{{4096, 4096, 64}, Stage::kWarpTile}, RuleCase{{1024, 2176, 64}, Stage::kWarpTile},
         RuleCase{{4095, 4097, 9}, Stage::kWarpTile},
@@ -233,7 +239,7 @@ class Ch04Plan : public ::testing::TestWithParam<PlanCase> {};
 TEST_P(Ch04Plan, FillsTheSmsAndCoversK) {
   const PlanCase& c = GetParam();
   const Shape& s = c.shape;
-  const optimized::SplitPlan plan = optimized::PlanSplitK(s.m, s.n, s.k, kH200Sms);
+  const optimized::SplitPlan plan = optimized::PlanSplitK(s.m, s.n, s.k, H200());
   EXPECT_EQ(plan.tile_m, c.tile_m);
   EXPECT_EQ(plan.tile_n, c.tile_n);
   EXPECT_EQ(plan.splits, c.splits);
@@ -243,7 +249,7 @@ TEST_P(Ch04Plan, FillsTheSmsAndCoversK) {
   EXPECT_LT(static_cast<long long>(plan.splits - 1) * plan.k_chunk, s.k);
   // A workspace for fewer splits caps the plan.
   for (int cap : {1, 2, 3}) {
-    EXPECT_LE(optimized::PlanSplitK(s.m, s.n, s.k, kH200Sms, cap).splits, cap);
+    EXPECT_LE(optimized::PlanSplitK(s.m, s.n, s.k, H200(), cap).splits, cap);
   }
 }
 
@@ -269,15 +275,14 @@ void PrintTo(const StreamKCase& c, std::ostream* os) { *os << ShapeName(c.shape)
 /// at most, each with fewer k-steps than a tile has (so at most two pieces), and together they
 /// cover the stream-K tiles' k-steps once.
 void ExpectSharesEvenly(const optimized::StreamKPlan& plan, const Shape& s) {
-  const long long slots = 2LL * kH200Sms;
+  const long long slots = static_cast<long long>(H200().sms) * H200().tile128x128;
   const long long steps = static_cast<long long>(plan.sk_tiles) * (s.k / optimized::kStreamKDepth);
   EXPECT_EQ(plan.dp_tiles % slots, 0) << ShapeName(s);
   EXPECT_EQ(plan.dp_tiles + plan.sk_tiles, (s.m / 128LL) * (s.n / 128)) << ShapeName(s);
   EXPECT_LE(plan.blocks, slots) << ShapeName(s);
   EXPECT_LE(plan.steps_per_block, s.k / optimized::kStreamKDepth) << ShapeName(s);
   EXPECT_GE(static_cast<long long>(plan.blocks) * plan.steps_per_block, steps) << ShapeName(s);
-  EXPECT_LT(static_cast<long long>(plan.blocks - 1) * plan.steps_per_block, steps)
-      << ShapeName(s);
+  EXPECT_LT(static_cast<long long>(plan.blocks - 1) * plan.steps_per_block, steps) << ShapeName(s);
 }
 
 class Ch04StreamKPlan : public ::testing::TestWithParam<StreamKCase> {};
@@ -285,7 +290,7 @@ class Ch04StreamKPlan : public ::testing::TestWithParam<StreamKCase> {};
 TEST_P(Ch04StreamKPlan, SharesTheLastWaveEvenly) {
   const StreamKCase& c = GetParam();
   const Shape& s = c.shape;
-  const optimized::StreamKPlan plan = optimized::PlanStreamK(s.m, s.n, s.k, kH200Sms);
+  const optimized::StreamKPlan plan = optimized::PlanStreamK(s.m, s.n, s.k, H200());
   EXPECT_EQ(plan.dp_tiles, c.dp_tiles);
   EXPECT_EQ(plan.sk_tiles, c.sk_tiles);
   EXPECT_EQ(plan.blocks, c.blocks);
@@ -308,8 +313,9 @@ INSTANTIATE_TEST_SUITE_P(
         // tiles or k-steps that are not whole, nothing to multiply.
         StreamKCase{{2048, 2048, 2048}, 0, 0, 0, 0}, StreamKCase{{8192, 1024, 8192}, 0, 0, 0, 0},
         StreamKCase{{128 * 24, 128 * 22, 4096}, 0, 0, 0, 0},
-        StreamKCase{{4096, 4224 - 1, 4096}, 0, 0, 0, 0}, StreamKCase{{4096, 4096, 4104}, 0, 0, 0, 0},
-        StreamKCase{{0, 4096, 4096}, 0, 0, 0, 0}, StreamKCase{{4096, 4096, 0}, 0, 0, 0, 0}),
+        StreamKCase{{4096, 4224 - 1, 4096}, 0, 0, 0, 0},
+        StreamKCase{{4096, 4096, 4104}, 0, 0, 0, 0}, StreamKCase{{0, 4096, 4096}, 0, 0, 0, 0},
+        StreamKCase{{4096, 4096, 0}, 0, 0, 0, 0}),
     [](const auto& info) { return ShapeName(info.param.shape); });
 
 TEST(Ch04StreamKPlan, EveryWaveCountSplitsAsTheRuleSays) {
@@ -317,15 +323,69 @@ TEST(Ch04StreamKPlan, EveryWaveCountSplitsAsTheRuleSays) {
   // non-empty and at most 9/10 full, and its blocks then cover the k-steps as stated.
   for (int tiles_n = 1; tiles_n <= 1100; tiles_n += 7) {
     for (int k : {16, 48, 1024, 4112}) {
-      const optimized::StreamKPlan plan = optimized::PlanStreamK(128, 128 * tiles_n, k, kH200Sms);
-      const int last_wave = tiles_n % (2 * kH200Sms);
-      const bool split = last_wave > 0 && 10 * last_wave <= 9 * 2 * kH200Sms;
+      const optimized::StreamKPlan plan = optimized::PlanStreamK(128, 128 * tiles_n, k, H200());
+      const int slots = H200().sms * H200().tile128x128;
+      const int last_wave = tiles_n % slots;
+      const bool split = last_wave > 0 && 10 * last_wave <= 9 * slots;
       ASSERT_EQ(plan.sk_tiles > 0, split) << tiles_n << " tiles, K " << k;
       if (!split) continue;
       EXPECT_EQ(plan.sk_tiles, last_wave);
       ExpectSharesEvenly(plan, {128, 128 * tiles_n, k});
     }
   }
+}
+
+// ---------------------------------------------------------------- architecture limits
+
+TEST(ArchitectureLimits, EveryProfileHoldsEveryKernelThePlansUse) {
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    const optimized::Residency r = optimized::ModelResidency(limits);
+    EXPECT_EQ(r.sms, limits.sm_count);
+    for (const auto& [tile_m, tile_n] : {std::pair{128, 128}, {128, 64}, {64, 128}, {64, 64}}) {
+      EXPECT_GE(r.Tile(tile_m, tile_n), 1) << limits.name << " " << tile_m << "x" << tile_n;
+    }
+    EXPECT_GE(r.streamk, 1) << limits.name;
+  }
+  // The H200's two 128×128 blocks and 16 warps of every split-K tile per SM; a T4's 64 KiB SM
+  // holds one stream-K block (33 KiB) and three 128×64 pipeline blocks.
+  EXPECT_EQ(H200().tile128x128, 2);
+  EXPECT_EQ(H200().streamk, 2);
+  EXPECT_EQ(H200().tile128x64, 4);
+  EXPECT_EQ(H200().tile64x64, 8);
+  const optimized::Residency t4 = optimized::ModelResidency(staged::DeviceProfile("t4"));
+  EXPECT_EQ(t4.sms, 40);
+  EXPECT_EQ(t4.streamk, 1);
+  EXPECT_EQ(t4.tile128x128, 2);
+  EXPECT_EQ(t4.tile128x64, 3);
+}
+
+TEST(ArchitectureLimits, EveryProfilesPlansStayWithinItsWaves) {
+  // On every profile, for every shape of the benchmark and the rule's table: stream-K's blocks
+  // are at most one wave of its kernel and span at most two tiles; split-K's splits cover K.
+  const std::vector<Shape> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {1536, 1536, 2048},
+                                     {4096, 4096, 1024}, {2048, 2048, 2048}, {1024, 1024, 1024},
+                                     {64, 4096, 4096},   {4096, 64, 4096},   {127, 129, 4099},
+                                     {1000, 8, 1000},    {8192, 1024, 8192}, {128, 34176, 128}};
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    const optimized::Residency r = optimized::ModelResidency(limits);
+    for (const Shape& s : shapes) {
+      SCOPED_TRACE(limits.name + " " + ShapeName(s));
+      const optimized::StreamKPlan sk = optimized::PlanStreamK(s.m, s.n, s.k, r);
+      if (sk.sk_tiles > 0) {
+        EXPECT_LE(sk.blocks, r.sms * r.streamk);
+        EXPECT_LE(sk.steps_per_block, s.k / optimized::kStreamKDepth);
+        EXPECT_EQ(sk.dp_tiles % (r.sms * r.tile128x128), 0);
+      }
+      const optimized::SplitPlan plan = optimized::PlanSplitK(s.m, s.n, s.k, r);
+      EXPECT_GE(static_cast<long long>(plan.splits) * plan.k_chunk, s.k);
+      EXPECT_GE(r.Tile(plan.tile_m, plan.tile_n), 1);
+      (void)optimized::ChooseStage(s.m, s.n, s.k, r);
+    }
+  }
+  // A T4 holds one stream-K block per SM: 40 blocks cannot share the last wave of 4096³ (64 of
+  // its 80 slots) without spanning three tiles, so stage 4 runs it alone.
+  const optimized::Residency t4 = optimized::ModelResidency(staged::DeviceProfile("t4"));
+  EXPECT_EQ(optimized::PlanStreamK(4096, 4096, 4096, t4).sk_tiles, 0);
 }
 
 TEST(Ch04Stages, DimensionsAreChecked) {

@@ -26,6 +26,7 @@
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/device_limits.hpp"
 #include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/resident_grid.hpp"
@@ -284,8 +285,11 @@ INSTANTIATE_TEST_SUITE_P(
       return ShapeName(info.param.shape) + "_" + std::to_string(info.param.slices);
     });
 
-/// Block slots of one wave of stage 8 on the current device.
-int StreamKSlots() { return staged::SmCount() * optimized::kStreamKBlocksPerSm; }
+/// Block slots of one wave of stage 4's 128×128 blocks on the current device (as planned).
+int StreamKSlots() {
+  const optimized::Residency r = optimized::DeviceResidency();
+  return r.sms * r.tile128x128;
+}
 
 class Ch04Workspace : public staged::testing::GpuTest {};
 
@@ -294,7 +298,7 @@ TEST_F(Ch04Workspace, OnlySplittingStagesNeedOneAndItMustBeAligned) {
   EXPECT_GT(optimized::WorkspaceBytes(127, 129, 4099), 0u);  // best = split-K here
   // Best = stream-K at 4096³ when the tiles leave a partial last wave on this device.
   EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4096) > 0,
-            optimized::PlanStreamK(4096, 4096, 4096, staged::SmCount()).sk_tiles > 0);
+            optimized::PlanStreamK(4096, 4096, 4096, optimized::DeviceResidency()).sk_tiles > 0);
   EXPECT_EQ(optimized::WorkspaceBytes(4096, 4096, 4104), 0u);  // K % 16 != 0: stage 4
   EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 1024, optimized::Stage::kDoubleBuffer), 0u);
   EXPECT_EQ(optimized::WorkspaceBytes(1024, 1024, 0, optimized::Stage::kSplitK), 0u);
@@ -340,7 +344,8 @@ class Ch04StreamK : public staged::testing::GpuTestWithParam<StreamKCase> {};
 
 TEST_P(Ch04StreamK, SplitsAndMatchesCpu) {
   const Shape s = StreamKShape(GetParam());
-  const optimized::StreamKPlan plan = optimized::PlanStreamK(s.m, s.n, s.k, staged::SmCount());
+  const optimized::StreamKPlan plan =
+      optimized::PlanStreamK(s.m, s.n, s.k, optimized::DeviceResidency());
   ASSERT_GT(plan.sk_tiles, 0) << ShapeName(s) << ": the case must split on this device";
   const Reference& r = CpuReference(s);
   staged::DeviceBuffer<float> a(r.a), b(r.b);
@@ -381,8 +386,8 @@ TEST_P(Ch04StreamK, TwoHostThreadsAgree) {
       staged::DeviceBuffer<float> c(Elements(s.m, s.n));
       staged::DeviceBuffer<float> ws(bytes / sizeof(float) + 1);
       for (int rep = 0; rep < 3; ++rep) {
-        optimized::Matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k,
-                          optimized::Stage::kStreamK, stream.get(), {ws.data(), bytes});
+        optimized::Matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k, optimized::Stage::kStreamK,
+                          stream.get(), {ws.data(), bytes});
       }
       CUDA_CHECK(cudaStreamSynchronize(stream.get()));
       results[i] = c.ToHost();
@@ -416,8 +421,8 @@ TEST_P(Ch04StreamK, UnalignedRunsStage4) {
     c.FillBytes(0xFF);
     const float* b_ptr = shift_b ? b_off.data() + 1 : b.data();
     float* c_ptr = shift_b ? c.data() : c.data() + 1;
-    optimized::Matmul(a.data(), b_ptr, c_ptr, s.m, s.n, s.k, optimized::Stage::kStreamK,
-                      nullptr, {ws.data(), bytes});
+    optimized::Matmul(a.data(), b_ptr, c_ptr, s.m, s.n, s.k, optimized::Stage::kStreamK, nullptr,
+                      {ws.data(), bytes});
     const std::vector<float> host = c.ToHost();
     const float* out = host.data() + (shift_b ? 0 : 1);
     const staged::VerifyReport rep = AgainstCpu(r, out, s);
@@ -432,34 +437,50 @@ TEST_P(Ch04StreamK, UnalignedRunsStage4) {
 INSTANTIATE_TEST_SUITE_P(
     Device, Ch04StreamK,
     ::testing::Values(
-        StreamKCase{"HalfWave", [](int) { return 3; },
-                    [](int slots) { return slots / 2; }, 80},
-        StreamKCase{"ManyPieces", [](int) { return 1; },
-                    [](int slots) { return slots + 3; }, 128},
+        StreamKCase{"HalfWave", [](int) { return 3; }, [](int slots) { return slots / 2; }, 80},
+        StreamKCase{"ManyPieces", [](int) { return 1; }, [](int slots) { return slots + 3; }, 128},
         StreamKCase{"WholeTiles", [](int) { return 1; },
                     [](int slots) { return slots + slots / 2; }, 16},
-        StreamKCase{"UnderAWave", [](int) { return 1; }, [](int slots) { return slots / 2; },
-                    208}),
+        StreamKCase{"UnderAWave", [](int) { return 1; }, [](int slots) { return slots / 2; }, 208}),
     [](const auto& info) { return std::string(info.param.name); });
 
 class Ch04Residency : public staged::testing::GpuTest {};
 
-TEST_F(Ch04Residency, StreamKKernelsHoldTheBlocksThePlanAssumes) {
-  // PlanStreamK counts kStreamKBlocksPerSm blocks per SM for both of stage 8's kernels: stage
-  // 4's (the full waves) and the stream-K blocks'.
-  EXPECT_EQ(optimized::ResidentTileBlocks(128, 128), optimized::kStreamKBlocksPerSm);
-  EXPECT_EQ(optimized::ResidentStreamKBlocks(), optimized::kStreamKBlocksPerSm);
+TEST_F(Ch04Residency, ArchitectureLimitsModelMatchesTheDevice) {
+  // The host-side model the plans are tested with (each kernel's threads, static shared memory
+  // and launch bound under the planning limits) gives what the occupancy API gives here.
+  const optimized::Residency device = optimized::DeviceResidency();
+  const optimized::Residency model = optimized::ModelResidency(staged::PlanningLimits());
+  EXPECT_EQ(device.sms, model.sms);
+  EXPECT_EQ(device.tile128x128, model.tile128x128);
+  EXPECT_EQ(device.tile128x64, model.tile128x64);
+  EXPECT_EQ(device.tile64x128, model.tile64x128);
+  EXPECT_EQ(device.tile64x64, model.tile64x64);
+  EXPECT_EQ(device.streamk, model.streamk);
+  for (const auto& [tile_m, tile_n] : {std::pair{128, 128}, {128, 64}, {64, 128}, {64, 64}}) {
+    EXPECT_EQ(optimized::ResidentTileBlocks(tile_m, tile_n), device.Tile(tile_m, tile_n));
+  }
+  EXPECT_EQ(optimized::ResidentStreamKBlocks(), device.streamk);
+  EXPECT_THROW(optimized::ResidentTileBlocks(32, 128), std::invalid_argument);
 }
 
-TEST_F(Ch04Residency, SplitKTilesHoldTheWarpsThePlanAssumes) {
-  // PlanSplitK's model assumes kSplitKWarpsPerSm warps per SM for every tile; the kernels'
-  // __launch_bounds__ must make that true (a register or shared-memory change can break it).
+TEST_F(Ch04Residency, KernelsReachTheirLaunchBoundsOnALargeSm) {
+  // Where an SM has 64 Ki registers and room in shared memory (sm_80, sm_90, sm_100), each
+  // kernel holds the blocks its __launch_bounds__ asks for: 16 warps of every split-K tile, two
+  // stream-K blocks (a register or shared-memory change can break it). The GPU's own limits,
+  // whatever profile the suite plans for.
+  staged::testing::ScopedDeviceProfile own("");
+  const staged::DeviceLimits limits = staged::PlanningLimits();
+  if (limits.smem_per_sm < 160 * 1024 || limits.max_threads_per_sm < 2048) {
+    GTEST_SKIP() << "this GPU's SM (" << limits.smem_per_sm / 1024 << " KiB, "
+                 << limits.max_threads_per_sm << " threads) holds fewer by design";
+  }
   for (const auto& [tile_m, tile_n] : {std::pair{128, 128}, {128, 64}, {64, 128}, {64, 64}}) {
     const int warps = tile_m * tile_n / 64 / 32;
     EXPECT_EQ(optimized::ResidentTileBlocks(tile_m, tile_n), optimized::kSplitKWarpsPerSm / warps)
         << tile_m << "x" << tile_n;
   }
-  EXPECT_THROW(optimized::ResidentTileBlocks(32, 128), std::invalid_argument);
+  EXPECT_EQ(optimized::ResidentStreamKBlocks(), optimized::kStreamKBlocksPerSm);
 }
 
 class Ch04IntStages : public staged::testing::GpuTest {};

@@ -7,14 +7,18 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
 #include "chapters/04_matmul_global_vs_shared/stages.hpp"
 #include "common/aligned_split.hpp"
 #include "common/cuda_check.hpp"
+#include "common/device_limits.hpp"
 #include "common/errors.hpp"
 #include "common/resident_grid.hpp"
 
@@ -101,19 +105,65 @@ bool TimedOnShape(Stage stage, int m, int n) {
   return stage != Stage::kSkinny || std::min(m, n) <= 64;
 }
 
+int Residency::Tile(int tile_m, int tile_n) const {
+  if (tile_m == 128 && tile_n == 128) return tile128x128;
+  if (tile_m == 128 && tile_n == 64) return tile128x64;
+  if (tile_m == 64 && tile_n == 128) return tile64x128;
+  if (tile_m == 64 && tile_n == 64) return tile64x64;
+  throw std::invalid_argument("split-K tiles are 64 or 128 on each side");
+}
+
+Residency DeviceResidency() {
+  static std::mutex mutex;
+  static std::map<std::pair<int, std::string>, Residency> cache;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  const std::pair<int, std::string> key{device, staged::ActiveProfileName()};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    const auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  Residency r;
+  r.sms = staged::SmCount();
+  r.tile128x128 = ResidentTileBlocks(128, 128);
+  r.tile128x64 = ResidentTileBlocks(128, 64);
+  r.tile64x128 = ResidentTileBlocks(64, 128);
+  r.tile64x64 = ResidentTileBlocks(64, 64);
+  r.streamk = ResidentStreamKBlocks();
+  std::lock_guard<std::mutex> lock(mutex);
+  cache.emplace(key, r);
+  return r;
+}
+
+Residency ModelResidency(const staged::DeviceLimits& limits) {
+  const auto blocks = [&](const detail::KernelFootprint& f) {
+    const int regs = staged::LaunchBoundRegisters(limits.regs_per_sm, f.threads, f.min_blocks);
+    return staged::BlocksPerSmUnder(limits, f.threads, f.smem, regs);
+  };
+  Residency r;
+  r.sms = limits.sm_count;
+  r.tile128x128 = blocks(detail::DoubleBufferFootprint());
+  r.tile128x64 = blocks(detail::PipelineFootprint(128, 64));
+  r.tile64x128 = blocks(detail::PipelineFootprint(64, 128));
+  r.tile64x64 = blocks(detail::PipelineFootprint(64, 64));
+  r.streamk = blocks(detail::StreamKFootprint());
+  return r;
+}
+
 // snippet-begin: ch04-choose-stage
-Stage ChooseStage(int m, int n, int k, int sms) {
+Stage ChooseStage(int m, int n, int k, const Residency& r) {
   if (m == 0 || n == 0 || k == 0) return Stage::kDoubleBuffer;
   const long long skinny_tiles = CeilDiv(m, 8) * CeilDiv(n, 8);
-  if (std::min(m, n) <= kSkinnyMaxSide && 4 * skinny_tiles >= sms) return Stage::kSkinny;
-  if (CeilDiv(m, 128) * CeilDiv(n, 128) < sms) return Stage::kSplitK;
+  if (std::min(m, n) <= kSkinnyMaxSide && 4 * skinny_tiles >= r.sms) return Stage::kSkinny;
+  if (CeilDiv(m, 128) * CeilDiv(n, 128) < r.sms) return Stage::kSplitK;
   if (k <= kShortK) return Stage::kWarpTile;
-  if (k >= kStreamKMinK && PlanStreamK(m, n, k, sms).sk_tiles > 0) return Stage::kStreamK;
+  if (k >= kStreamKMinK && PlanStreamK(m, n, k, r).sk_tiles > 0) return Stage::kStreamK;
   return kLargeShapeStage;
 }
 // snippet-end: ch04-choose-stage
 
-SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
+SplitPlan PlanSplitK(int m, int n, int k, const Residency& r, int max_splits) {
   struct Tile {
     int m, n;
   };
@@ -121,23 +171,24 @@ SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
   constexpr Tile kTiles[] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}};
   SplitPlan best;
   best.cost = std::numeric_limits<double>::infinity();
-  sms = std::max(sms, 1);
+  const int sms = std::max(r.sms, 1);
   const int top = static_cast<int>(
       std::min<long long>({std::max(max_splits, 1), kMaxSplits, CeilDiv(std::max(k, 1), 8)}));
   for (const Tile& t : kTiles) {
     // snippet-begin: ch04-plan-cost
     const long long tiles = CeilDiv(m, t.m) * CeilDiv(n, t.n);
     const int warps = t.m * t.n / 64 / 32;  // 8×8 outputs per thread
-    const long long slots = static_cast<long long>(sms) * (kSplitKWarpsPerSm / warps);
+    const int per_sm = std::max(r.Tile(t.m, t.n), 1);
+    const long long slots = static_cast<long long>(sms) * per_sm;
     for (int s = 1; s <= top; ++s) {
       const int chunk = static_cast<int>(CeilDiv(CeilDiv(std::max(k, 1), s), 8) * 8);
       const int splits = static_cast<int>(CeilDiv(std::max(k, 1), chunk));
       if (splits != s) continue;  // the same plan as a smaller s
       const long long blocks = tiles * splits;
       const long long ktiles = chunk / 8;
-      // Full waves hold kSplitKWarpsPerSm warps on every SM; the last one may hold fewer.
+      // Full waves hold per_sm blocks on every SM; the last one may hold fewer.
       const long long full = blocks / slots, rest = blocks % slots;
-      double cost = static_cast<double>(full) * WaveCost(kSplitKWarpsPerSm, ktiles);
+      double cost = static_cast<double>(full) * WaveCost(per_sm * warps, ktiles);
       if (rest > 0) cost += WaveCost(CeilDiv(rest, sms) * warps, ktiles);
       if (splits > 1) {
         cost +=
@@ -151,20 +202,24 @@ SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits) {
 }
 
 // snippet-begin: ch04-streamk-plan
-StreamKPlan PlanStreamK(int m, int n, int k, int sms) {
+StreamKPlan PlanStreamK(int m, int n, int k, const Residency& r) {
   StreamKPlan plan;
   if (m <= 0 || n <= 0 || k <= 0 || m % 128 != 0 || n % 128 != 0 || k % kStreamKDepth != 0) {
     return plan;  // stream-K blocks take whole 128×128 tiles and whole k-steps only
   }
+  const long long sms = std::max(r.sms, 1);
   const long long tiles = static_cast<long long>(m / 128) * (n / 128);
-  const long long slots = static_cast<long long>(std::max(sms, 1)) * kStreamKBlocksPerSm;
-  const long long last_wave = tiles % slots;  // tiles of the partial last wave
+  const long long slots = sms * std::max(r.tile128x128, 1);  // a wave of stage 4
+  const long long last_wave = tiles % slots;                 // tiles of the partial last wave
   if (last_wave == 0 || 10 * last_wave > kStreamKMaxFillTenths * slots) return plan;
-  const long long steps = last_wave * (k / kStreamKDepth);  // their k-steps, < slots · K/16
+  const long long sk_slots = sms * std::max(r.streamk, 1);  // a wave of stream-K blocks
+  const long long steps = last_wave * (k / kStreamKDepth);  // the last wave's k-steps
+  const long long per_block = CeilDiv(steps, sk_slots);
+  if (per_block > k / kStreamKDepth) return plan;  // a block would span three tiles
   plan.dp_tiles = static_cast<int>(tiles - last_wave);
   plan.sk_tiles = static_cast<int>(last_wave);
-  plan.steps_per_block = static_cast<int>(CeilDiv(steps, slots));
-  plan.blocks = static_cast<int>(CeilDiv(steps, plan.steps_per_block));
+  plan.steps_per_block = static_cast<int>(per_block);
+  plan.blocks = static_cast<int>(CeilDiv(steps, per_block));
   return plan;
 }
 // snippet-end: ch04-streamk-plan
@@ -172,11 +227,11 @@ StreamKPlan PlanStreamK(int m, int n, int k, int sms) {
 std::size_t WorkspaceBytes(int m, int n, int k, Stage stage) {
   CheckDimensions(m, n, k);
   if (m == 0 || n == 0 || k == 0) return 0;
-  const int sms = staged::SmCount();
-  if (stage == Stage::kBest) stage = ChooseStage(m, n, k, sms);
-  if (stage == Stage::kStreamK) return detail::StreamKWorkspaceBytes(PlanStreamK(m, n, k, sms));
+  const Residency r = DeviceResidency();
+  if (stage == Stage::kBest) stage = ChooseStage(m, n, k, r);
+  if (stage == Stage::kStreamK) return detail::StreamKWorkspaceBytes(PlanStreamK(m, n, k, r));
   if (stage != Stage::kSplitK) return 0;
-  const SplitPlan plan = PlanSplitK(m, n, k, sms);
+  const SplitPlan plan = PlanSplitK(m, n, k, r);
   return plan.splits > 1 ? plan.splits * SliceFloats(m, n) * sizeof(float) : 0;
 }
 
@@ -205,8 +260,8 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
       return;
     }
     const detail::Problem p{d_a, d_b, d_c, m, n, k};
-    const int sms = staged::SmCount();
-    if (stage == Stage::kBest) stage = ChooseStage(m, n, k, sms);
+    const Residency r = DeviceResidency();
+    if (stage == Stage::kBest) stage = ChooseStage(m, n, k, r);
     switch (stage) {
       case Stage::kRegBlock:
         detail::LaunchRegBlock(p, stream);
@@ -225,7 +280,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
         const std::size_t fit =
             workspace.data == nullptr ? 1 : workspace.bytes / sizeof(float) / SliceFloats(m, n);
         const int max_splits = static_cast<int>(std::clamp<std::size_t>(fit, 1, kMaxSplits));
-        detail::LaunchSplitK(p, PlanSplitK(m, n, k, sms, max_splits), workspace.data, stream);
+        detail::LaunchSplitK(p, PlanSplitK(m, n, k, r, max_splits), workspace.data, stream);
         break;
       }
       case Stage::kSkinny:
@@ -235,7 +290,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
         // Stage 4 alone when the plan splits nothing, the workspace is short, or the rows of B
         // and C are not 16-byte aligned (the stream-K blocks copy B and store C 16 bytes at a
         // time).
-        const StreamKPlan plan = PlanStreamK(m, n, k, sms);
+        const StreamKPlan plan = PlanStreamK(m, n, k, r);
         const bool fits = plan.sk_tiles > 0 && workspace.data != nullptr &&
                           workspace.bytes >= detail::StreamKWorkspaceBytes(plan);
         if (fits && detail::AlignmentOf(p).vec_n) {

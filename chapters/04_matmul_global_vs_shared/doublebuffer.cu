@@ -15,6 +15,11 @@ void LaunchDoubleBufferSplits(const Problem& p, const SplitOutput& out, cudaStre
   LaunchDoubleBufferTile<128, 128, false>(p, out, stream);
 }
 
+KernelFootprint DoubleBufferFootprint() {
+  // a_tile[2][kBk][128 + kPadA] and b_tile[2][kBk][128] floats (doublebuffer.cuh).
+  return {256, 2 * sizeof(float) * kBk * ((128 + kPadA) + 128), kMinBlocks};
+}
+
 int ResidentDoubleBufferBlocks() {
   return staged::BlocksPerSm(
       reinterpret_cast<const void*>(MatmulDoubleBufferKernel<128, 128, true, true, false, false>),

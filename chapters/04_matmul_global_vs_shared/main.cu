@@ -82,16 +82,17 @@ std::string ShapeLabel(bool is_float, const Shape& s) {
 }
 
 /// One line on stderr saying which stage `best` runs on this shape, and why (for the notes).
-void NoteChoice(const Shape& s, int sms) {
+void NoteChoice(const Shape& s) {
   namespace opt = ch04::optimized;
-  const opt::Stage stage = opt::ChooseStage(s.m, s.n, s.k, sms);
+  const opt::Residency r = opt::DeviceResidency();
+  const opt::Stage stage = opt::ChooseStage(s.m, s.n, s.k, r);
   std::cerr << "note: best = " << opt::Info(stage).name;
   if (stage == opt::Stage::kSplitK) {
-    const opt::SplitPlan plan = opt::PlanSplitK(s.m, s.n, s.k, sms);
+    const opt::SplitPlan plan = opt::PlanSplitK(s.m, s.n, s.k, r);
     std::cerr << " (" << plan.tile_m << "x" << plan.tile_n << " tiles, " << plan.splits
               << " splits of K = " << plan.k_chunk << ")";
   } else if (stage == opt::Stage::kStreamK) {
-    const opt::StreamKPlan plan = opt::PlanStreamK(s.m, s.n, s.k, sms);
+    const opt::StreamKPlan plan = opt::PlanStreamK(s.m, s.n, s.k, r);
     std::cerr << " (" << plan.dp_tiles << " tiles by stage 4, " << plan.sk_tiles << " shared by "
               << plan.blocks << " blocks of " << plan.steps_per_block << " k-steps of "
               << opt::kStreamKDepth << ")";
@@ -150,7 +151,7 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
                           ch04::optimized::Matmul(d_a.data(), d_b.data(), d_c.data(), s.m, s.n, s.k,
                                                   chosen, st, workspace);
                         }});
-    if (kFloat) NoteChoice(s, ctx.device.sm_count);
+    if (kFloat) NoteChoice(s);
   }
   std::optional<ch04::library::Cublas> cublas;
   if constexpr (kFloat) {

@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "common/device_limits.hpp"
+
 #include "common/verify.hpp"
 
 /// @cond
@@ -202,7 +204,38 @@ inline constexpr int kStreamKMinK = 1024;
 /// target GPU (the lesson's stage table, which also lists the candidates that lost to it).
 inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 
-/// @brief The shape rule behind Stage::kBest: a pure function of the shape and the SM count
+/// Warps per SM each split-K tile's kernel is compiled for (its __launch_bounds__ caps the
+/// registers so that 512 threads fit), and the unit of PlanSplitK's model: one k-tile of an SM
+/// that holds this many warps.
+inline constexpr int kSplitKWarpsPerSm = 16;
+
+/// @brief What the shape rule plans with besides the shape: the SM count and how many blocks of
+///        each kernel it may run one SM holds at once. `DeviceResidency` reads them off the GPU;
+///        `ModelResidency` computes them for any limits (a host test's device profile).
+struct Residency {
+  int sms = 0;          ///< streaming multiprocessors
+  int tile128x128 = 0;  ///< blocks per SM of the 128×128 kernel (stage 4, split-K's largest tile)
+  int tile128x64 = 0;   ///< of split-K's 128×64 pipeline kernel
+  int tile64x128 = 0;   ///< of split-K's 64×128 pipeline kernel
+  int tile64x64 = 0;    ///< of split-K's 64×64 pipeline kernel
+  int streamk = 0;      ///< of stage 8's stream-K kernel
+  /// Blocks per SM of the split-K kernel of tile @p tile_m × @p tile_n (64 or 128 each).
+  /// @param[in] tile_m rows per block
+  /// @param[in] tile_n columns per block
+  int Tile(int tile_m, int tile_n) const;
+};
+
+/// The current device's residency: `staged::SmCount()` and each kernel's blocks per SM from the
+/// occupancy API (capped by a device profile's limits). Cached per device and profile.
+Residency DeviceResidency();
+
+/// @brief The residency @p limits allow, from each kernel's threads, static shared memory and
+///        `__launch_bounds__` (`staged::BlocksPerSmUnder`): what a GPU with those limits would
+///        report. A GPU test checks it against `DeviceResidency` on the GPU it runs on.
+/// @param[in] limits the limits (a device profile, or a GPU's queried limits)
+Residency ModelResidency(const staged::DeviceLimits& limits);
+
+/// @brief The shape rule behind Stage::kBest: a pure function of the shape and the residency
 ///        (tested on the host for every shape class). Each rule names the stage that was
 ///        fastest on its class of shapes in the lesson's measurements.
 ///
@@ -223,17 +256,13 @@ inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 /// @param[in] m rows of C
 /// @param[in] n columns of C
 /// @param[in] k inner dimension
-/// @param[in] sms streaming multiprocessors of the device
-Stage ChooseStage(int m, int n, int k, int sms);
-
-/// Warps per SM that each split-K tile's kernel keeps resident (its __launch_bounds__ caps the
-/// registers so that 512 threads fit), and that PlanSplitK's model assumes.
-inline constexpr int kSplitKWarpsPerSm = 16;
+/// @param[in] r the GPU's SMs and blocks per SM (`DeviceResidency`)
+Stage ChooseStage(int m, int n, int k, const Residency& r);
 
 /// @brief Blocks of the split-K kernel with tile @p tile_m × @p tile_n that one SM of the current
-///        device holds at once (the occupancy API on the whole-tile instance). PlanSplitK
-///        assumes kSplitKWarpsPerSm warps, i.e. 2 blocks of 128×128, 4 of 128×64 or 64×128, 8 of
-///        64×64; a test checks the device agrees.
+///        device holds at once (the occupancy API on the whole-tile instance, capped by a device
+///        profile). On an SM of 64 Ki registers and enough shared memory that is
+///        kSplitKWarpsPerSm warps: 2 blocks of 128×128, 4 of 128×64 or 64×128, 8 of 64×64.
 /// @param[in] tile_m rows per block: 64 or 128
 /// @param[in] tile_n columns per block: 64 or 128
 int ResidentTileBlocks(int tile_m, int tile_n);
@@ -253,25 +282,27 @@ struct SplitPlan {
 ///
 /// The model counts in units of one 8-deep k-tile of an SM that holds kSplitKWarpsPerSm warps
 /// (compute-bound: 16 warps × 512 FFMAs over 4 schedulers). Every tile keeps 8×8 outputs per
-/// thread, so a full SM holds the same 16384 outputs whatever the tile: 2, 4 or 8 blocks. A
-/// wave is the blocks resident at once; in a wave whose busiest SM holds w warps, each k-tile
-/// costs max(0.85, w/16) units: fewer warps do less work per k-tile, but a k-tile never takes
-/// less than the latency of its global loads, which one tile in flight per block cannot hide
-/// with fewer than about 14 warps. A wave adds 2 units (prologue and epilogue); a split adds
-/// 1.5 units (the reduction's launch) plus one unit per 2^20 partial sums read. So 1024³ takes
-/// 4 splits (256 blocks, 2 per SM, 32 k-tiles each) rather than 2 (one block per SM, 64
-/// k-tiles), and 64×4096×4096 takes 64×128 tiles in 16 splits (512 blocks, 4 per SM).
+/// thread; a wave is the blocks resident at once (`Residency::Tile` per SM: on an SM of 64 Ki
+/// registers and enough shared memory 2, 4 or 8 blocks, 16 warps, whatever the tile). In a wave
+/// whose busiest SM holds w warps, each k-tile costs max(0.85, w/16) units: fewer warps do less
+/// work per k-tile, but a k-tile never takes less than the latency of its global loads, which
+/// one tile in flight per block cannot hide with fewer than about 14 warps. A wave adds 2 units
+/// (prologue and epilogue); a split adds 1.5 units (the reduction's launch) plus one unit per
+/// 2^20 partial sums read. So on 132 SMs 1024³ takes 4 splits (256 blocks, 2 per SM, 32 k-tiles
+/// each) rather than 2 (one block per SM, 64 k-tiles), and 64×4096×4096 takes 64×128 tiles in
+/// 16 splits (512 blocks, 4 per SM).
 /// @param[in] m rows of C
 /// @param[in] n columns of C
 /// @param[in] k inner dimension (>= 1)
-/// @param[in] sms streaming multiprocessors of the device
+/// @param[in] r the GPU's SMs and blocks per SM (`DeviceResidency`)
 /// @param[in] max_splits most splits allowed (the workspace may limit it; >= 1)
-SplitPlan PlanSplitK(int m, int n, int k, int sms, int max_splits = 256);
+SplitPlan PlanSplitK(int m, int n, int k, const Residency& r, int max_splits = 256);
 
 /// Depth of one stream-K k-step (stage 8): its blocks multiply 16-deep tiles.
 inline constexpr int kStreamKDepth = 16;
-/// Blocks per SM of both of stage 8's kernels (their __launch_bounds__), which PlanStreamK
-/// assumes; a test checks the device agrees.
+/// Blocks per SM both of stage 8's kernels are compiled for (their __launch_bounds__); PlanStreamK
+/// plans with what the GPU holds (`Residency`: 2 on an SM with 67 KiB of shared memory or more,
+/// 1 on a T4's 64 KiB).
 inline constexpr int kStreamKBlocksPerSm = 2;
 /// Largest share of a wave's block slots the last wave may fill for PlanStreamK to split it,
 /// in tenths: with 9 of 10 slots busy or more, too little is idle to pay for the split.
@@ -286,19 +317,21 @@ struct StreamKPlan {
 };
 
 /// @brief The stream-K rule: when M and N are multiples of 128 and K of 16, and the 128×128
-///        tiles leave a last wave of more than none and at most kStreamKMaxFillTenths of the
-///        sms·kStreamKBlocksPerSm slots, stage 4 takes the full waves and one wave of blocks
-///        shares the last wave's tiles' k-steps, ceil(sk_tiles·K/16 / slots) each (fewer than a
-///        tile has, so no block spans more than two tiles). Otherwise no split (sk_tiles == 0).
+///        tiles leave a last wave (of sms·r.tile128x128 slots) of more than none and at most
+///        kStreamKMaxFillTenths of the slots, stage 4 takes the full waves and one wave of
+///        stream-K blocks (sms·r.streamk) shares the last wave's tiles' k-steps,
+///        ceil(sk_tiles·K/16 / blocks) each; the split is made only where that is at most one
+///        tile's K/16, so that no block spans more than two tiles. Otherwise no split
+///        (sk_tiles == 0).
 ///
-/// At 4096³ on 132 SMs: 1024 tiles, 264 slots, 792 tiles for stage 4 and 232 for 264 blocks of
-/// 225 k-steps each (a tile has 256). At 8192³: 3960 and 136, 264 blocks of 264 k-steps (of
-/// 512).
+/// At 4096³ on 132 SMs of 2 blocks each: 1024 tiles, 264 slots, 792 tiles for stage 4 and 232
+/// for 264 blocks of 225 k-steps each (a tile has 256). At 8192³: 3960 and 136, 264 blocks of
+/// 264 k-steps (of 512).
 /// @param[in] m rows of C
 /// @param[in] n columns of C
 /// @param[in] k inner dimension
-/// @param[in] sms streaming multiprocessors of the device
-StreamKPlan PlanStreamK(int m, int n, int k, int sms);
+/// @param[in] r the GPU's SMs and blocks per SM (`DeviceResidency`)
+StreamKPlan PlanStreamK(int m, int n, int k, const Residency& r);
 
 /// Blocks of stage 8's stream-K kernel that one SM of the current device holds at once.
 int ResidentStreamKBlocks();

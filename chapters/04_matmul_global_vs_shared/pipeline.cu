@@ -18,8 +18,8 @@
  */
 #include <stdexcept>
 
-#include "chapters/04_matmul_global_vs_shared/stages.hpp"
 #include "chapters/04_matmul_global_vs_shared/pipeline.cuh"
+#include "chapters/04_matmul_global_vs_shared/stages.hpp"
 #include "chapters/04_matmul_global_vs_shared/tile_loads.cuh"
 #include "common/cuda_check.hpp"
 #include "common/resident_grid.hpp"
@@ -121,6 +121,17 @@ void LaunchPipelineTiles(const Problem& p, int tile_m, int tile_n, const SplitOu
   } else {
     throw std::invalid_argument("the cp.async pipeline takes the 128x64, 64x128 and 64x64 tiles");
   }
+}
+
+KernelFootprint PipelineFootprint(int tile_m, int tile_n) {
+  if (!((tile_m == 128 || tile_m == 64) && (tile_n == 128 || tile_n == 64)) ||
+      (tile_m == 128 && tile_n == 128)) {
+    throw std::invalid_argument("the cp.async pipeline takes the 128x64, 64x128 and 64x64 tiles");
+  }
+  // a_tile[kStages][kBk][tile_m + kPadA] and b_tile[kStages][kBk][tile_n] floats.
+  const int threads = tile_m * tile_n / 64;
+  return {threads, sizeof(float) * kStages * kBk * ((tile_m + kPadA) + tile_n),
+          kSplitKWarpsPerSm * 32 / threads};
 }
 
 int ResidentPipelineBlocks(int tile_m, int tile_n) {

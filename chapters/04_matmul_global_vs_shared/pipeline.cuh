@@ -10,35 +10,16 @@
  * copies single floats (4-byte `cp.async`), kDepth lanes per row of A, so a warp's copies land in
  * 32 different banks. B is copied as it is, 16 bytes at a time when its rows are aligned, else
  * float by float. Elements outside the matrix are zero-filled by the copy itself (source size 0).
+ * Compiled for a GPU without `cp.async` (sm_75), the same copies run synchronously
+ * (common/async_copy.cuh): the pipeline stays correct, and each tile's loads are no longer
+ * hidden behind the previous tile's FFMAs.
  */
 #pragma once
 
 #include "chapters/04_matmul_global_vs_shared/tile_loads.cuh"
+#include "common/async_copy.cuh"
 
 namespace ch04::optimized::detail {
-
-/**
- * @brief Starts an asynchronous copy of @p bytes (4 or 16) from global @p src to shared @p dst;
- *        when @p in is false nothing is read and @p bytes zeros are written.
- * @tparam kBytes 4 or 16
- * @param[out] dst shared destination, aligned to kBytes
- * @param[in] src global source, aligned to kBytes (not read when @p in is false)
- * @param[in] in whether the source lies inside the matrix
- */
-// snippet-begin: ch04-cp-async
-template <int kBytes>
-__device__ __forceinline__ void CopyAsync(float* dst, const float* src, bool in) {
-  const unsigned shared = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  const int src_bytes = in ? kBytes : 0;  // 0: zero-fill, read nothing
-  if constexpr (kBytes == 16) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(shared), "l"(src),
-                 "r"(src_bytes));
-  } else {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(shared), "l"(src),
-                 "r"(src_bytes));
-  }
-}
-// snippet-end: ch04-cp-async
 
 /**
  * @brief Sets @p acc to the product of rows m0.. of A and columns n0.. of B over k in
@@ -71,8 +52,7 @@ __device__ __forceinline__ void PipelineProduct(const float* __restrict__ a,
                                                 const float* __restrict__ b, int m, int n, int k,
                                                 int m0, int n0, int k_begin, int k_end,
                                                 float (*a_tile)[kDepth][kBm + kPadA],
-                                                float (*b_tile)[kDepth][kBn],
-                                                float (&acc)[8][8]) {
+                                                float (*b_tile)[kDepth][kBn], float (&acc)[8][8]) {
   constexpr int kThreads = kBm * kBn / 64;
   const int k_tiles = (k_end - k_begin + kDepth - 1) / kDepth;
   const int row0 = (threadIdx.x / (kBn / 8)) * 4;
@@ -102,7 +82,7 @@ __device__ __forceinline__ void PipelineProduct(const float* __restrict__ a,
       for (int i = 0; i < kBm / kARowStep; ++i) {  // A, float by float, transposed
         const int r = a_row + i * kARowStep;
         const bool in = !kChecked || (m0 + r < m && k0 + a_col < k);
-        CopyAsync<4>(&a_tile[s][a_col][r], in ? src : a, in);
+        staged::CopyToSharedOrZero<4>(&a_tile[s][a_col][r], in ? src : a, in);
         src += static_cast<std::size_t>(kARowStep) * k;
       }
       src = b_first + static_cast<std::size_t>(t) * kDepth * n;
@@ -111,11 +91,11 @@ __device__ __forceinline__ void PipelineProduct(const float* __restrict__ a,
         const int r = b_row + i * kBRowStep;
         // N % 4 == 0 when kVecN: a vector that starts inside a row ends inside it.
         const bool in = !kChecked || (k0 + r < k && n0 + b_col < n);
-        CopyAsync<4 * kWidth>(&b_tile[s][r][b_col], in ? src : b, in);
+        staged::CopyToSharedOrZero<4 * kWidth>(&b_tile[s][r][b_col], in ? src : b, in);
         src += static_cast<std::size_t>(kBRowStep) * n;
       }
     }
-    asm volatile("cp.async.commit_group;");
+    staged::CommitCopies();
   };
   // snippet-end: ch04-pipeline-issue
 
@@ -128,7 +108,7 @@ __device__ __forceinline__ void PipelineProduct(const float* __restrict__ a,
 #pragma unroll
   for (int t = 0; t < kStages - 1; ++t) issue(t);  // prologue: tiles 0 .. kStages-2 in flight
   for (int t = 0; t < k_tiles; ++t) {
-    asm volatile("cp.async.wait_group %0;" ::"n"(kStages - 2));  // this thread's tile t is in
+    staged::WaitCopies<kStages - 2>();  // this thread's tile t is in
     __syncthreads();         // every thread's copies of tile t are in; tile t-1 is no longer read
     issue(t + kStages - 1);  // into the buffer of tile t-1
     const int s = t % kStages;
@@ -140,7 +120,7 @@ __device__ __forceinline__ void PipelineProduct(const float* __restrict__ a,
       OuterProduct(a_frag, b_frag, acc);
     }
   }
-  asm volatile("cp.async.wait_group 0;");  // no copy outlives the block (the last are empty)
+  staged::WaitCopies<0>();  // no copy outlives the block (the last are empty)
   // snippet-end: ch04-pipeline-loop
 }
 

@@ -109,6 +109,22 @@ void LaunchDoubleBufferSplits(const Problem& p, const SplitOutput& out, cudaStre
 /// Blocks of stage 6's 128×128 kernel that one SM holds (doublebuffer.cu).
 int ResidentDoubleBufferBlocks();
 
+/// What a host-side occupancy model needs of one kernel (`ModelResidency`).
+struct KernelFootprint {
+  int threads;       ///< threads per block
+  std::size_t smem;  ///< static shared memory per block, bytes
+  int min_blocks;    ///< blocks per SM its __launch_bounds__ asks for
+};
+
+/// The 128×128 double-buffered kernel's footprint (doublebuffer.cu).
+KernelFootprint DoubleBufferFootprint();
+/// The pipeline kernel's footprint for tile @p tile_m × @p tile_n (pipeline.cu).
+/// @param[in] tile_m rows per block: 64 or 128
+/// @param[in] tile_n columns per block: 64 or 128 (not both 128)
+KernelFootprint PipelineFootprint(int tile_m, int tile_n);
+/// The stream-K kernel's footprint (streamk.cu).
+KernelFootprint StreamKFootprint();
+
 /// Stage 6's smaller tiles: the cp.async pipeline kernel over the splits of @p out
 /// (pipeline.cu).
 /// @param[in] p the product

@@ -127,7 +127,8 @@ __device__ __forceinline__ void RunPiece(const float* __restrict__ a, const floa
     for (int q = q0; q <= q1; ++q) {  // block order: the same sum whoever arrives last
       const int q_piece = q * w.steps_per_block < tile_first ? 1 : 0;
       const float4 x =
-          q == block ? own : __ldcg(PartialSlot(w.partials, q, q_piece) + i * kThreads + threadIdx.x);
+          q == block ? own
+                     : __ldcg(PartialSlot(w.partials, q, q_piece) + i * kThreads + threadIdx.x);
       if (q == q0) {
         sum = x;
       } else {
@@ -186,6 +187,14 @@ void LaunchStreamK(const Problem& p, const StreamKPlan& plan, float* workspace,
   MatmulStreamKKernel<<<plan.blocks, kThreads, 0, stream>>>(p.a, p.b, p.c, p.m, p.n, p.k, w);
   CUDA_CHECK_LAST_LAUNCH();
   // snippet-end: ch04-streamk-launch
+}
+
+KernelFootprint StreamKFootprint() {
+  // a_tile[kStreamKStages][kStreamKDepth][kTile + kPadA], b_tile[...][kTile] and the piece.
+  return {
+      kThreads,
+      sizeof(float) * kStreamKStages * kStreamKDepth * ((kTile + kPadA) + kTile) + sizeof(Piece),
+      kStreamKBlocksPerSm};
 }
 
 }  // namespace ch04::optimized::detail
