@@ -16,7 +16,9 @@
 #              run, default 300; a run past it counts as a failure, "timeout"),
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
-#              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
+#              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/),
+#              STAGED_DEVICE_PROFILES="t4 rtx3060 ..." (run the tests again under each device
+#              profile: the launchers plan for that GPU's limits, common/device_limits.hpp).
 # Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv and device.csv (the
 #         measured peaks and the timer's empty-launch cost), OUTDIR/plots/*.svg
 # Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU.
@@ -91,6 +93,25 @@ if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
     failures=$((failures + 1))
     note labels "FAIL (logs/labels.txt)"
   fi
+  # The same tests again with the launchers planning for each smaller GPU's limits.
+  for profile in ${STAGED_DEVICE_PROFILES:-}; do
+    t0=$(date +%s)
+    STAGED_DEVICE_PROFILE=$profile ctest --test-dir "$build" -j "${STAGED_CTEST_JOBS:-8}" \
+      --output-on-failure --timeout 900 --output-junit "$out/logs/ctest_$profile.xml" \
+      >"$out/logs/ctest_$profile.log" 2>&1
+    ctest_rc=$?
+    python3 scripts/ctest_summary.py --build "$build" --junit "$out/logs/ctest_$profile.xml" \
+      >"$out/logs/ctest_summary_$profile.txt" 2>&1
+    tests_line=$(tail -n1 "$out/logs/ctest_summary_$profile.txt")
+    if (( ctest_rc != 0 )); then
+      failures=$((failures + 1))
+      note "ctest, profile $profile" "FAIL: $tests_line ($(elapsed "$t0"))"
+      sed -n '/^failed tests:/,/^$/p' "$out/logs/ctest_summary_$profile.txt" | head -n 25 |
+        tee -a "$summary"
+    else
+      note "ctest, profile $profile" "ok: $tests_line ($(elapsed "$t0"))"
+    fi
+  done
 fi
 
 # --- compute-sanitizer ------------------------------------------------------------------------
