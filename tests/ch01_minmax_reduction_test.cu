@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "chapters/01_minmax_reduction/minmax.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
 #include "common/verify.hpp"
@@ -225,6 +227,38 @@ TYPED_TEST(MinMaxVariants, TypeLimits) {
   x[17] = L::lowest();
   x[4000] = L::max();
   ExpectEveryVariantMatches(x, "lowest and max", {0, 1});
+}
+
+TYPED_TEST(MinMaxVariants, ScratchAtMultiplesOfSixteenWorksAndOtherOffsetsAreRefused) {
+  // A piece of a larger buffer is fine as scratch when it starts at a multiple of 16 bytes;
+  // at 4 or 8 bytes past one (8-byte keys of double, a 4-byte counter) the launcher refuses it
+  // before queuing anything, so the result keeps its poison.
+  using T = TypeParam;
+  const std::size_t n = 100003;
+  SharedInput<T> input(n);
+  const MinMaxPair<T> expected = input.Expected(0, n);
+  MinMaxPair<T> poison;
+  std::memset(&poison, 0xFF, sizeof poison);
+  for (const auto& v : AllVariants<T>()) {
+    const std::size_t bytes = v.temp_bytes(n);
+    staged::DeviceBuffer<unsigned char> d_temp(bytes + 64);
+    staged::DeviceBuffer<MinMaxPair<T>> d_result(1);
+    for (const std::size_t offset : {16u, 48u, 4u, 8u, 12u}) {
+      d_temp.FillBytes(kScratchPoison);
+      d_result.FillBytes(0xFF);
+      void* scratch = d_temp.data() + offset;
+      if (offset % 16 == 0) {
+        v.run(input.At(0), n, d_result.data(), scratch, bytes, nullptr);
+        EXPECT_TRUE(SamePair(expected, d_result.ToHost()[0])) << v.name << ", offset " << offset;
+      } else {
+        EXPECT_THROW(v.run(input.At(0), n, d_result.data(), scratch, bytes, nullptr),
+                     staged::UsageError)
+            << v.name << ", offset " << offset;
+        const MinMaxPair<T> got = d_result.ToHost()[0];
+        EXPECT_EQ(std::memcmp(&got, &poison, sizeof got), 0) << v.name << " queued work";
+      }
+    }
+  }
 }
 
 TYPED_TEST(MinMaxVariants, BackToBackOnTwoStreamsAndTheLegacyStream) {

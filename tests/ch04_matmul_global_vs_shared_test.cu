@@ -301,7 +301,7 @@ TEST_F(Ch04Workspace, OnlySplittingStagesNeedOneAndItMustBeAligned) {
   staged::DeviceBuffer<float> a(64 * 64), b(64 * 64), c(64 * 64), ws(4096);
   EXPECT_THROW(optimized::Matmul(a.data(), b.data(), c.data(), 64, 64, 64,
                                  optimized::Stage::kSplitK, nullptr, {ws.data() + 1, 1024}),
-               std::invalid_argument);
+               staged::UsageError);
 }
 
 // -------------------------------------------------------------------------------------------

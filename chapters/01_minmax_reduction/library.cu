@@ -21,6 +21,7 @@
 #include <stdexcept>
 
 #include "chapters/01_minmax_reduction/minmax.cuh"
+#include "common/aligned_split.hpp"
 #include "common/cuda_check.hpp"
 
 namespace ch01::library {
@@ -92,6 +93,7 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
             std::size_t temp_bytes, cudaStream_t stream) {
   if (n == 0)
     throw std::invalid_argument("ch01::library::MinMax: the min/max of 0 elements is undefined");
+  staged::RequireAlignedScratch(d_temp, "ch01::library::MinMax");
   CUDA_CHECK(Reduce<T>(d_temp, temp_bytes, d_in, n, d_result, stream));
   CUDA_CHECK_LAST_LAUNCH();
 }

@@ -191,9 +191,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
                                "' is float only; int32 runs tiled16");
     }
   }
-  if (workspace.data != nullptr && !staged::IsAligned16(workspace.data)) {
-    throw std::invalid_argument("ch04 workspace must be 16-byte aligned");
-  }
+  staged::RequireAlignedScratch(workspace.data, "ch04::optimized::Matmul workspace");
   if (m == 0 || n == 0) return;
   if (stage == Stage::kTiled16) {
     detail::LaunchTiled16(d_a, d_b, d_c, m, n, k, stream);  // K == 0 writes zeros

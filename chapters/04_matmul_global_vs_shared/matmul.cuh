@@ -333,8 +333,8 @@ std::size_t WorkspaceBytes(int m, int n, int k, Stage stage = Stage::kBest);
 /// @param[in] k columns of A, rows of B
 /// @param[in] stage which kernel runs (kBest: the one ChooseStage picks)
 /// @param[in] stream stream the kernels are queued on
-/// @param[in] workspace scratch for split-K and stream-K (16-byte aligned; not used concurrently
-///            by another call)
+/// @param[in] workspace scratch for split-K and stream-K (16-byte aligned, else
+///            `staged::UsageError`; not used concurrently by another call)
 template <typename T>
 void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage,
             cudaStream_t stream, Workspace workspace = {});
