@@ -274,7 +274,8 @@ void MinMaxStage(Stage stage, const T* d_in, std::size_t n, MinMaxPair<T>* d_res
                  std::size_t temp_bytes, cudaStream_t stream);
 }  // namespace optimized
 
-/// The baseline: CUB `DeviceReduce::Reduce` over (min, max) key pairs in one call.
+/// The baseline: CUB `DeviceReduce::TransformReduce` over (min, max) key pairs in one call
+/// (the raw input pointer, each element turned into its key pair after the load).
 namespace library {
 /// Bytes of device scratch CUB asks for (queries CUB; needs a current device).
 /// @tparam T element type
