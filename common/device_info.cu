@@ -14,7 +14,9 @@
 #include "device_buffer.hpp"
 #include "errors.hpp"
 #include "resident_grid.hpp"
+#include "stream_gate.hpp"
 #include "timer.hpp"
+#include "timing_caveats.hpp"
 
 namespace staged {
 
@@ -259,9 +261,13 @@ double Fp32GflopsFromAttributes(const DeviceInfo& info) {
 }
 
 void MeasurePeaks(DeviceInfo& info) {
-  // Under compute-sanitizer the probes only slow the run down: STAGED_SKIP_PEAKS=1 skips them.
-  const char* skip = std::getenv("STAGED_SKIP_PEAKS");
-  if (skip != nullptr && skip[0] == '1') {
+  // Under compute-sanitizer the probes only slow the run down: STAGED_SKIP_PEAKS=1 skips them,
+  // and so does a tool found to make every CUDA call wait (the probes would measure the tool).
+  const char* env = std::getenv("STAGED_SKIP_PEAKS");
+  const bool skip = env != nullptr && env[0] == '1';
+  const bool tool = !skip && StreamGate::Enabled() && !StreamGate::HoldsQueuedWork();
+  if (tool) NoteTimingCaveat(StreamGate::UnusableReason());
+  if (skip || tool) {
     info.copy_gbps = 0.0;
     info.read_gbps = 0.0;
     info.fp32_gflops = Fp32GflopsFromAttributes(info);
