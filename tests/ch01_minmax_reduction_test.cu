@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <functional>
@@ -21,9 +22,11 @@
 #include "chapters/01_minmax_reduction/minmax.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
 #include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
+#include "common/timer.hpp"
 #include "common/verify.hpp"
 #include "gpu_test.hpp"
 
@@ -495,6 +498,49 @@ TEST_F(MinMaxConcurrency, ThreeHundredStreamsAtOnce) {
   }
   ExpectLaunchStillCorrect(input, 200000, streams.back().get(), "stream 299");
   ExpectLaunchStillCorrect(input, 200000, nullptr, "the legacy stream");
+}
+
+// A ceiling a kernel beats is not a ceiling: the chapter's largest rows (4 GiB of floats or of
+// doubles, timed as the driver times them: gated, no flush at this size) must not read faster
+// than the read bandwidth the device probe measures. Times the GPU: runs alone (the suite
+// ends in Timing).
+template <typename T>
+double ReadGbps(const VariantEntry<T>& v, const staged::DeviceBuffer<T>& d_in) {
+  const std::size_t n = d_in.size();
+  const std::size_t bytes = v.temp_bytes(n);
+  staged::DeviceBuffer<unsigned char> d_temp(bytes > 0 ? bytes : 1);
+  staged::DeviceBuffer<MinMaxPair<T>> d_result(1);
+  const staged::TimingStats t =
+      staged::TimeGpu(staged::TimingOptions{2, 10, false}, [&](cudaStream_t s) {
+        v.run(d_in.data(), n, d_result.data(), d_temp.data(), d_temp.bytes(), s);
+      });
+  EXPECT_EQ(t.ungated_reason, "") << v.name;
+  return static_cast<double>(n) * sizeof(T) / (t.median_ms * 1e6);
+}
+
+template <typename T>
+void ExpectUnderTheReadCeiling(const staged::DeviceInfo& info) {
+  std::size_t n = (std::size_t{4} << 30) / sizeof(T);  // the chapter's largest rows
+  while (n * sizeof(T) > info.free_bytes / 2 && n > (std::size_t{1} << 24)) n /= 2;
+  staged::DeviceBuffer<T> d_in(n);
+  d_in.FillBytes(0x11);
+  for (const auto& v : AllVariants<T>()) {
+    if (std::string(v.name) != "optimized" && std::string(v.name) != "library:cub") continue;
+    const double gbps = ReadGbps(v, d_in);
+    EXPECT_LE(gbps, info.read_gbps) << v.name << " reads " << n * sizeof(T) << " bytes at " << gbps
+                                    << " GB/s, above the measured ceiling";
+  }
+}
+
+class MinMaxTiming : public staged::testing::GpuTest {};
+
+TEST_F(MinMaxTiming, LargestRowsStayUnderTheMeasuredReadCeiling) {
+  unsetenv("STAGED_SKIP_PEAKS");  // this test is about the measured ceiling
+  staged::DeviceInfo info = staged::RequireGpu();
+  staged::MeasurePeaks(info);
+  ASSERT_GT(info.read_gbps, 0.0);
+  ExpectUnderTheReadCeiling<float>(info);
+  ExpectUnderTheReadCeiling<double>(info);
 }
 
 }  // namespace
