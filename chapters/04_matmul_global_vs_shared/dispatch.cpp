@@ -52,7 +52,8 @@ long long CeilDiv(long long a, long long b) { return (a + b - 1) / b; }
 std::size_t SliceFloats(int m, int n) { return static_cast<std::size_t>(m) * ((n + 3) / 4 * 4); }
 
 // PlanSplitK's model (see its documentation in matmul.cuh), in units of one 8-deep k-tile of
-// an SM holding kSplitKWarpsPerSm warps.
+// an SM holding kSplitKWarpsPerSm warps. Its constants were tuned on the H200; other GPUs may
+// prefer other values.
 /// Least cost of one k-tile: the latency of its global loads, when too few warps hide it.
 constexpr double kLatencyFloor = 0.85;
 /// Units a wave of blocks spends outside its loop: the first tile's loads, the stores.
