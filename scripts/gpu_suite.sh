@@ -19,6 +19,8 @@
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/).
 # Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv and device.csv (the
 #         measured peaks and the timer's empty-launch cost), OUTDIR/plots/*.svg
+# Tests run STAGED_CTEST_JOBS at a time, except those that time the GPU (label timing,
+# RUN_SERIAL: see scripts/check_test_labels.py), which ctest runs alone.
 # Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."

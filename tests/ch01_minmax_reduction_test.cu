@@ -232,7 +232,7 @@ TYPED_TEST(MinMaxVariants, TypeLimits) {
   ExpectEveryVariantMatches(x, "lowest and max", {0, 1});
 }
 
-TYPED_TEST(MinMaxVariants, ScratchAtMultiplesOfSixteenWorksAndOtherOffsetsAreRefused) {
+TYPED_TEST(MinMaxVariants, ScratchOffsetsNotMultiplesOf16AreRefused) {
   // A piece of a larger buffer is fine as scratch when it starts at a multiple of 16 bytes;
   // at 4 or 8 bytes past one (8-byte keys of double, a 4-byte counter) the launcher refuses it
   // before queuing anything, so the result keeps its poison.

@@ -1,6 +1,7 @@
 /// @file gpu_resources_test.cu
-/// @brief GPU tests of the common library: buffers, streams, events, timers, device peaks.
-///        Each skips where no GPU is usable.
+/// @brief GPU tests of the common library: buffers, streams, events (GpuResources, in parallel
+///        with other tests), and the timers, the stream gate and the device peaks (GpuTiming,
+///        alone). Each skips where no GPU is usable.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,6 +44,10 @@ __global__ void SpinKernel(long long cycles) {
 
 class GpuResources : public GpuTest {};
 
+/// Tests of the timer, the stream gate and the peak probes: they time the GPU, and the suite's
+/// name makes them run alone (label timing, RUN_SERIAL).
+class GpuTiming : public GpuTest {};
+
 TEST_F(GpuResources, DeviceBufferRoundTripAndKernel) {
   std::vector<int> h(1000);
   std::iota(h.begin(), h.end(), 0);
@@ -79,7 +84,7 @@ TEST_F(GpuResources, PinnedBufferAndStreamCopy) {
   for (int i = 0; i < 256; ++i) ASSERT_EQ(back[i], 0.5f * i);
 }
 
-TEST_F(GpuResources, GpuTimerMeasuresASpin) {
+TEST_F(GpuTiming, GpuTimerMeasuresASpin) {
   int clock_khz = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0));
   const long long cycles = static_cast<long long>(clock_khz) * 2;  // about 2 ms
@@ -96,7 +101,7 @@ TEST_F(GpuResources, GpuTimerMeasuresASpin) {
   EXPECT_LT(t.median_ms, 50.0);
 }
 
-TEST_F(GpuResources, InTurnTimesEachWorkInRoundsAndKeepsTheirOrder) {
+TEST_F(GpuTiming, InTurnTimesEachWorkInRoundsAndKeepsTheirOrder) {
   // Three spins of about 1, 3 and 2 ms, timed in turn: each gets warmup + reps runs, in rounds
   // (the order of the runs is recorded on the host), and its own stats in the order given.
   int clock_khz = 0;
@@ -124,7 +129,7 @@ TEST_F(GpuResources, InTurnTimesEachWorkInRoundsAndKeepsTheirOrder) {
 
 __global__ void EmptyTestKernel() {}
 
-TEST_F(GpuResources, EmptyLaunchUnderTheTimerCostsAFewMicroseconds) {
+TEST_F(GpuTiming, EmptyLaunchUnderTheTimerCostsAFewMicroseconds) {
   const double us = MeasureEmptyLaunchUs(200);
   RecordProperty("empty_launch_us", std::to_string(us));
   std::printf("an empty kernel under TimeGpu: %.2f us\n", us);
@@ -132,7 +137,7 @@ TEST_F(GpuResources, EmptyLaunchUnderTheTimerCostsAFewMicroseconds) {
   EXPECT_LT(us, 5.0) << "the timed region holds more than the device work of an empty launch";
 }
 
-TEST_F(GpuResources, GateKeepsHostTimeOutOfTheTimedRegion) {
+TEST_F(GpuTiming, GateKeepsHostTimeOutOfTheTimedRegion) {
   // The work spends 2 ms on the host before its (tiny) launch. Gated, the GPU starts the clock
   // only when everything is queued, so the host's 2 ms are not counted; ungated, they are.
   unsetenv("STAGED_GATE_TIMEOUT_S");  // this test is about the gate itself
@@ -148,7 +153,7 @@ TEST_F(GpuResources, GateKeepsHostTimeOutOfTheTimedRegion) {
   EXPECT_GT(ungated.median_ms, 1.5);
 }
 
-TEST_F(GpuResources, GatedWorkThatWaitsForTheHostIsTimedWithoutTheGate) {
+TEST_F(GpuTiming, GatedWorkThatWaitsForTheHostIsTimedWithoutTheGate) {
   // The work waits for its stream behind the closed gate: the gate opens by its timeout, and
   // that rep and the later ones are timed without it; the stats and the caveats say why.
   unsetenv("STAGED_GATE_TIMEOUT_S");  // the default timeout (2 s)
@@ -175,7 +180,7 @@ TEST_F(GpuResources, GatedWorkThatWaitsForTheHostIsTimedWithoutTheGate) {
   s.Synchronize();
 }
 
-TEST_F(GpuResources, GatesHoldQueuedWorkOnThisGpu) {
+TEST_F(GpuTiming, GatesHoldQueuedWorkOnThisGpu) {
   // Outside tools that make every CUDA call wait, a memset, a copy, a launch and an event queue
   // behind a closed gate, and timed work keeps the gate.
   unsetenv("STAGED_GATE_TIMEOUT_S");
@@ -193,7 +198,7 @@ TEST_F(GpuResources, GatesHoldQueuedWorkOnThisGpu) {
   EXPECT_EQ(t.ungated_reason, "");
 }
 
-TEST_F(GpuResources, GateTimeoutZeroTurnsTheGateOff) {
+TEST_F(GpuTiming, GateTimeoutZeroTurnsTheGateOff) {
   // The sanitizer runs' setting: Close() queues nothing, so work that waits for its stream runs
   // (behind a closed gate it would time out, as the test above shows) and the host's time counts.
   setenv("STAGED_GATE_TIMEOUT_S", "0", 1);
@@ -227,7 +232,7 @@ TEST_F(GpuResources, SmCountIsTheDevicesAttribute) {
   EXPECT_EQ(SmCount(), info.sm_count);
 }
 
-TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
+TEST_F(GpuTiming, DeviceInfoAndMeasuredPeaksAreSane) {
   unsetenv("STAGED_SKIP_PEAKS");  // this test is about the measurement itself
   DeviceInfo info = RequireGpu();
   EXPECT_FALSE(info.name.empty());
@@ -249,7 +254,7 @@ TEST_F(GpuResources, DeviceInfoAndMeasuredPeaksAreSane) {
   EXPECT_NE(info.Describe().find("(measured)"), std::string::npos);
 }
 
-TEST_F(GpuResources, SkipPeaksFallsBackToAttributes) {
+TEST_F(GpuTiming, SkipPeaksFallsBackToAttributes) {
   setenv("STAGED_SKIP_PEAKS", "1", 1);
   DeviceInfo info = RequireGpu();
   MeasurePeaks(info);
