@@ -15,10 +15,12 @@ With --name-skips, the JUnit file is rewritten so that each skip says why in wor
 reads: ctest writes only how it recognised the skip ("SKIP_REGULAR_EXPRESSION_MATCHED",
 "SKIP_RETURN_CODE=77"); the test's own output says "no GPU" or, for example, "needs about 2.2 GB
 of free device memory".
+With --times-log, a file receives where the time went: the run's wall time, the sum of the
+tests' times per label (gpu, host, timing), and the slowest tests.
 Exit status: 0 when nothing failed and at least one test ran, 1 otherwise.
 
 Usage: ctest_summary.py --build BUILD_DIR --junit FILE [--skip-log FILE] [--no-gpu]
-                        [--name-skips]
+                        [--name-skips] [--times-log FILE]
 """
 import argparse
 import json
@@ -72,6 +74,20 @@ def name_skips(tree):
     return named
 
 
+def times_report(root, labels, slowest=25):
+    """Lines saying where a run's time went: wall time, test time per label, slowest tests."""
+    cases = [(float(c.get("time") or 0), c.get("name")) for c in root.iter("testcase")]
+    lines = [f"wall time of the run: {float(root.get('time') or 0):.0f} s; "
+             f"sum of the tests' times: {sum(t for t, _ in cases):.0f} s over {len(cases)} tests"]
+    for label in ("gpu", "host", "timing"):
+        chosen = [t for t, n in cases if label in labels.get(n, [])]
+        lines.append(f"  label {label}: {len(chosen)} tests, {sum(chosen):.0f} s"
+                     + (f", {sum(chosen) / len(chosen):.2f} s each on average" if chosen else ""))
+    lines.append(f"slowest {min(slowest, len(cases))} tests:")
+    lines += [f"  {t:8.2f} s  {n}" for t, n in sorted(cases, reverse=True)[:slowest]]
+    return lines
+
+
 def outcome(case):
     if case.find("failure") is not None or case.get("status") == "fail":
         return "failed"
@@ -88,6 +104,7 @@ def main():
     ap.add_argument("--no-gpu", action="store_true", help="say that skips mean: no GPU here")
     ap.add_argument("--name-skips", action="store_true",
                     help="rewrite the JUnit file: each skip's message says why the test skipped")
+    ap.add_argument("--times-log", help="file that receives where the run's time went")
     args = ap.parse_args()
 
     labels = labels_by_test(args.build)
@@ -95,6 +112,9 @@ def main():
     if args.name_skips:
         name_skips(tree)
         tree.write(args.junit, encoding="UTF-8", xml_declaration=True)
+    if args.times_log:
+        with open(args.times_log, "w") as f:
+            f.writelines(line + "\n" for line in times_report(tree.getroot(), labels))
     cases = tree.getroot().iter("testcase")
     counts = {}
     failed, skipped = [], []

@@ -94,7 +94,8 @@ if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
         --no-tests=error --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
   ctest_rc=$?
   python3 scripts/ctest_summary.py --build "$build" --junit "$out/logs/ctest.xml" \
-    --skip-log "$out/logs/skipped.txt" --name-skips >"$out/logs/ctest_summary.txt" 2>&1
+    --skip-log "$out/logs/skipped.txt" --name-skips --times-log "$out/logs/test-times.txt" \
+    >"$out/logs/ctest_summary.txt" 2>&1
   tests_line=$(tail -n1 "$out/logs/ctest_summary.txt")
   if (( ctest_rc != 0 )); then
     failures=$((failures + 1))

@@ -14,7 +14,8 @@
 # The build prints its progress every few seconds (the whole output goes to build/build.log).
 # Tests run in parallel, one job per core (STAGED_JOBS to change), except those that time the GPU
 # (label timing), which run alone. The full ctest output goes to build/test.log, the names of
-# skipped tests to build/skipped.txt.
+# skipped tests to build/skipped.txt, where the time went (per label, slowest tests) to
+# build/test-times.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -87,7 +88,7 @@ if grep -q "No tests were found" "$log"; then
   exit 1
 fi
 python3 scripts/ctest_summary.py --build build --junit "$xml" --skip-log build/skipped.txt \
-  --name-skips "${no_gpu[@]}"
+  --name-skips --times-log build/test-times.txt "${no_gpu[@]}"
 summary_rc=$?
 [[ -n "$junit" ]] && echo "JUnit XML: $xml" >&2
 (( ctest_rc != 0 || summary_rc != 0 )) && exit 1

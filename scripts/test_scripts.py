@@ -82,6 +82,17 @@ class CtestSummary(unittest.TestCase):
                                     "B.Memory": "needs about 2.2 GB of free device memory",
                                     "ch01_naive.smoke": "no GPU"})
 
+    def test_times_report_per_label_and_slowest_first(self):
+        root = ET.fromstring('<testsuite time="12"><testcase name="a" time="3"/>'
+                             '<testcase name="b" time="5"/><testcase name="c" time="1"/>'
+                             '</testsuite>')
+        labels = {"a": ["gpu"], "b": ["gpu", "timing"], "c": ["host"]}
+        lines = ctest_summary.times_report(root, labels, slowest=2)
+        self.assertEqual(lines[0], "wall time of the run: 12 s; sum of the tests' times: 9 s "
+                                   "over 3 tests")
+        self.assertEqual(lines[1], "  label gpu: 2 tests, 8 s, 4.00 s each on average")
+        self.assertEqual(lines[-2:], ["      5.00 s  b", "      3.00 s  a"])
+
     def test_unknown_output_keeps_ctests_message(self):
         self.assertIsNone(ctest_summary.skip_reason("nothing useful"))
 
