@@ -351,7 +351,7 @@ TEST(ScratchAlignment, ScratchAtMultiplesOfSixteenWorksAndOtherOffsetsAreRefused
       std::max({optimized::ExclusiveScanTempBytes<std::uint32_t>(kN),
                 library::ExclusiveScanTempBytes<std::uint32_t>(kN), library::HistogramTempBytes(kN),
                 library::CountingSortTempBytes(kN), library::CountingSortPipelineTempBytes(kN)});
-  staged::DeviceBuffer<unsigned char> d_temp(temp + 64);
+  staged::DeviceBuffer<unsigned char> d_temp(temp + 512);  // room for the largest offset
   staged::DeviceBuffer<std::uint32_t> d_words(words);
   staged::DeviceBuffer<std::uint8_t> d_bytes(bytes);
   staged::DeviceBuffer<std::uint32_t> d_scan(kN);
