@@ -21,7 +21,11 @@ compute-sanitizer is not installed, the command it would run (its target and the
 arguments) runs alone instead, so that the target and its flags are still checked, and the report
 says so.
 
-Usage: check_page_commands.py PAGE [--build build] [--list] | check_page_commands.py --self-test
+--skip REGEX leaves out the commands it matches (listed as skipped): on a GPU machine, for
+example, `--skip gpu_suite` spares the full GPU suite's runs.
+
+Usage: check_page_commands.py PAGE [--build build] [--list] [--skip REGEX]
+       check_page_commands.py --self-test
 Exit: 0 every command did as the page says, 1 otherwise, 2 bad usage.
 """
 import argparse
@@ -114,8 +118,8 @@ def run(command, has_gpu, workdir=ROOT):
     return True, f"exit {done.returncode}{note}"
 
 
-def check(page, build, list_only=False):
-    """Runs the commands of @p page; returns the number that failed."""
+def check(page, build, list_only=False, skip=None):
+    """Runs the commands of @p page (but those @p skip matches); returns the number that failed."""
     commands = extract(pathlib.Path(page).read_text())
     if list_only:
         print("\n".join(commands))
@@ -125,6 +129,9 @@ def check(page, build, list_only=False):
           f"{'a GPU' if has_gpu else 'no GPU'} here")
     failed = 0
     for command in commands:
+        if skip and re.search(skip, command):
+            print(f"  skip {command}: --skip {skip}")
+            continue
         ok, what = run(command, has_gpu)
         print(f"  {'ok  ' if ok else 'FAIL'} {command}: {what}")
         failed += not ok
@@ -173,6 +180,7 @@ def main():
     ap.add_argument("page", nargs="?", help="the Markdown page")
     ap.add_argument("--build", default="build", help="the build directory (relative to the root)")
     ap.add_argument("--list", action="store_true", help="only print the commands found")
+    ap.add_argument("--skip", help="leave out the commands this regular expression matches")
     ap.add_argument("--self-test", action="store_true",
                     help="check the checker: wrong commands must fail, right ones pass")
     args = ap.parse_args()
@@ -180,7 +188,7 @@ def main():
         return self_test(args.build)
     if not args.page:
         ap.error("a page is needed (or --self-test)")
-    return 1 if check(args.page, args.build, args.list) else 0
+    return 1 if check(args.page, args.build, args.list, args.skip) else 0
 
 
 if __name__ == "__main__":
