@@ -106,23 +106,24 @@ function(staged_add_chapter_tests)
   endif()
 endfunction()
 
-# staged_add_gtest(NAME <exe> SOURCES <files...> [LIBRARIES <libs...>] [LABELS <labels...>]
-#   [SERIAL])
+# staged_add_gtest(NAME <exe> SOURCES <files...> [LIBRARIES <libs...>] [LABELS <labels...>])
 # A GoogleTest executable whose tests are registered with ctest when ctest runs, in batches
 # (cmake/gtest_batches.cmake): one process runs up to STAGED_GTEST_BATCH tests of one
 # `Suite.Test`, since a process and its CUDA context cost more than most tests. Its main()
 # returns 77 when every test it ran was skipped, and each batch treats 77 as "skipped". Every
-# batch gets LABELS, SKIP_RETURN_CODE 77 and a 900 s TIMEOUT; SERIAL adds RUN_SERIAL (tests that
-# time the GPU must not share it with other tests of a parallel ctest run).
+# batch gets LABELS, SKIP_RETURN_CODE 77 and a 900 s TIMEOUT.
+#
+# Tests that time the GPU and assert on the times must have it to themselves: their suite's name
+# ends in "Timing" (GpuTiming.*, MinMaxTiming.*, Prefix/MeasuredTiming.*/param), and their
+# batches get the label `timing` and RUN_SERIAL (a parallel ctest starts them only when nothing
+# else runs). Everything else runs at full parallelism. scripts/check_test_labels.py checks the
+# rule both ways (every test of a *Timing suite is labelled, and no test outside one calls the
+# timer).
 set(STAGED_GTEST_BATCH 16 CACHE STRING "GoogleTest tests run by one ctest test (one process)")
 set(STAGED_GTEST_BATCHES ${CMAKE_CURRENT_LIST_DIR}/gtest_batches.cmake)
 function(staged_add_gtest)
-  cmake_parse_arguments(PARSE_ARGV 0 ARG "SERIAL" "NAME" "SOURCES;LIBRARIES;LABELS")
+  cmake_parse_arguments(PARSE_ARGV 0 ARG "" "NAME" "SOURCES;LIBRARIES;LABELS")
   _staged_reject_unparsed(staged_add_gtest ${ARG_UNPARSED_ARGUMENTS})
-  set(serial 0)
-  if(ARG_SERIAL)
-    set(serial 1)
-  endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_link_libraries(${ARG_NAME} PRIVATE staged_gtest_main ${ARG_LIBRARIES})
   target_include_directories(${ARG_NAME} PRIVATE ${STAGED_TESTS_DIR})
@@ -133,7 +134,6 @@ function(staged_add_gtest)
     "set(_exe [==[$<TARGET_FILE:${ARG_NAME}>]==])\n"
     "set(_name ${ARG_NAME})\n"
     "set(_labels [==[${ARG_LABELS}]==])\n"
-    "set(_serial ${serial})\n"
     "set(_batch ${STAGED_GTEST_BATCH})\n"
     "set(_cache [==[${CMAKE_CURRENT_BINARY_DIR}/${ARG_NAME}_batches.cmake]==])\n"
     "include([==[${STAGED_GTEST_BATCHES}]==])\n")

@@ -113,15 +113,17 @@ Cli::Cli(std::string program, std::string description, CliDefaults defaults)
   parsed_.reps = defaults_.reps;
   parsed_.warmup = defaults_.warmup;
   parsed_.cpu_reps = defaults_.cpu_reps;
+  const std::string reason = defaults_.min_n_reason.empty() ? "" : "; " + defaults_.min_n_reason;
   auto size_help = "problem size (default " + ShowSize(defaults_.n) + ", range " +
-                   std::to_string(defaults_.min_n) + ".." + ShowSize(defaults_.max_n) +
+                   std::to_string(defaults_.min_n) + ".." + ShowSize(defaults_.max_n) + reason +
                    "); K/M/G = 2^10/2^20/2^30, also 2^k and 537e6";
-  common_.push_back({"n", "N", size_help, [this](const std::string& v) {
+  common_.push_back({"n", "N", size_help, [this, reason](const std::string& v) {
                        const std::uint64_t n = ParseSize(v);
                        if (n < defaults_.min_n || n > defaults_.max_n) {
                          throw UsageError("--n " + v + " is out of range [" +
                                           std::to_string(defaults_.min_n) + ", " +
-                                          std::to_string(defaults_.max_n) + "]");
+                                          std::to_string(defaults_.max_n) + "]" +
+                                          (n < defaults_.min_n ? reason : ""));
                        }
                        parsed_.n = n;
                      }});
@@ -251,7 +253,15 @@ CommonOptions Cli::Parse(int argc, const char* const* argv, std::ostream& help_o
     if (!opt->metavar.empty() && value.empty()) {
       throw UsageError("option --" + name + " needs a non-empty value");
     }
-    opt->set(value);
+    try {
+      opt->set(value);
+    } catch (const UsageError& e) {
+      // Every message names its flag, whichever parser raised it.
+      const std::string flag = "--" + name;
+      const std::string what = e.what();
+      if (what.rfind(flag, 0) == 0) throw;
+      throw UsageError(flag + ": " + what);
+    }
   }
   if (parsed_.help) help_out << Help();
   return parsed_;

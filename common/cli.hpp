@@ -5,7 +5,8 @@
  * Common flags: `--n N`, `--dist D`, `--seed S`, `--reps R`, `--warmup W`, `--cpu-reps R`,
  * `--format table|csv|json`, `--no-verify`, `--help`. Values may follow the flag (`--n 1M`) or be
  * joined with `=` (`--n=1M`). Sizes accept K/M/G (binary: 2^10, 2^20, 2^30), `2^k` and `1e6`.
- * Unknown flags, missing values, malformed or out-of-range numbers throw `UsageError` (exit 2).
+ * Unknown flags, missing values, malformed or out-of-range numbers throw `UsageError` (exit 2);
+ * the message starts with the flag it is about (`--reps: value 0 is out of range [1, 100000]`).
  *
  * @code
  * staged::CliDefaults defaults;
@@ -55,6 +56,9 @@ struct CliDefaults {
   int reps = 20;                                 ///< default `--reps`
   int warmup = 3;                                ///< default `--warmup`
   int cpu_reps = 3;                              ///< default `--cpu-reps`
+  /// Why sizes below `min_n` are refused, e.g. "the min/max of 0 elements is undefined"; shown
+  /// after the range in `--help` and in the error (empty: nothing to explain).
+  std::string min_n_reason;
 };
 
 /// Parses a size: digits with an optional K/M/G suffix (powers of two), `2^k`, or `Ae B`

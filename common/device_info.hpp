@@ -70,10 +70,14 @@ std::string ArchitectureMessage(const std::string& built, int cc_major, int cc_m
 std::string BuiltArchitectures();
 
 /// Fills `copy_gbps` (median of timed `cudaMemcpy` device-to-device copies of a buffer far
-/// larger than L2), `read_gbps` (a kernel that only reads the same buffer with 16-byte loads) and
+/// larger than L2), `read_gbps` (the best of six read-only kernels: 16-byte loads, 4 or 8 in
+/// flight per thread or 32 bytes per thread, read-only or streaming loads, one or two waves of
+/// resident blocks, each reading at least 4 GiB in one launch, a buffer of up to 1 GiB read
+/// several times) and
 /// `fp32_gflops` (an FFMA loop running about 1 ms). With the environment variable
-/// `STAGED_SKIP_PEAKS=1` (used under compute-sanitizer) nothing is measured: both bandwidths
-/// stay 0 and the FP32 rate comes from attributes.
+/// `STAGED_SKIP_PEAKS=1` (used under compute-sanitizer), or where CUDA calls wait for the stream
+/// (`StreamGate::HoldsQueuedWork()` false: a tool such as compute-sanitizer; noted as a timing
+/// caveat), nothing is measured: both bandwidths stay 0 and the FP32 rate comes from attributes.
 void MeasurePeaks(DeviceInfo& info);
 
 /// Median GPU time, in microseconds, of an empty kernel <<<1, 32>>> under `TimeGpu` (gated):

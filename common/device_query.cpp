@@ -11,6 +11,7 @@
 #include "common/cli.hpp"
 #include "common/device_info.hpp"
 #include "common/entry.hpp"
+#include "common/timing_caveats.hpp"
 
 /// Prints the device line (table) or one CSV row with the measured peaks.
 int main(int argc, char** argv) {
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
                   << " us\n";
       }
     }
+    staged::PrintTimingCaveats(std::cerr);
     return staged::kExitOk;
   });
 }

@@ -5,8 +5,10 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "cuda_check.hpp"
+#include "timing_caveats.hpp"
 
 namespace staged {
 
@@ -66,6 +68,16 @@ std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv) {
 
 int FinishRun(const Report& report, const CommonOptions& options) {
   report.Print(std::cout, options.format);
+  // Times that are not comparable with a normal run say so: under the table, or on stderr
+  // where stdout is CSV or JSON.
+  std::ostream& notes = options.format == OutputFormat::kTable ? std::cout : std::cerr;
+  PrintTimingCaveats(notes);
+  const std::vector<std::string> ungated = report.UngatedRows();
+  if (!ungated.empty()) {
+    notes << "note: rows timed without the stream gate:";
+    for (std::size_t i = 0; i < ungated.size(); ++i) notes << (i ? ", " : " ") << ungated[i];
+    notes << "\n";
+  }
   std::cout.flush();
   if (!report.AllVerified()) {
     throw VerificationError("at least one variant differs from its reference (rerun with --seed " +

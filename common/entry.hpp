@@ -55,8 +55,10 @@ struct RunContext {
 /// @param[in] argc, argv the process arguments
 std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv);
 
-/// Prints @p report in the requested format and returns `kExitOk`; throws `VerificationError`
-/// when any row failed verification (after printing, so the numbers are still shown).
+/// Prints @p report in the requested format, then the timing caveats of this process
+/// (`staged::PrintTimingCaveats`) and the rows they touched (under the table; on stderr for CSV
+/// and JSON), and returns `kExitOk`; throws `VerificationError` when any row failed
+/// verification (after printing, so the numbers are still shown).
 /// @param[in] report every measured row
 /// @param[in] options the parsed flags (format, seed)
 int FinishRun(const Report& report, const CommonOptions& options);

@@ -73,6 +73,16 @@ std::vector<FinalRow> Report::Finalize() const {
   return out;
 }
 
+std::vector<std::string> Report::UngatedRows() const {
+  std::vector<std::string> names;
+  for (const auto& r : rows_) {
+    if (!r.time.ungated_reason.empty()) {
+      names.push_back(r.variant + " (n = " + std::to_string(r.n) + ", " + r.dist + ")");
+    }
+  }
+  return names;
+}
+
 bool Report::AllVerified() const {
   for (const auto& r : rows_) {
     if (r.verified == Verified::kNo) return false;

@@ -90,6 +90,9 @@ class Report {
   bool AllVerified() const;
   /// Prints the report; the table form ends with a line `verified: yes|no|skipped`.
   void Print(std::ostream& out, OutputFormat format) const;
+  /// The rows whose reps were timed without the stream gate although it was asked for
+  /// (`TimingStats::ungated_reason` set), as "variant (n = N, dist)".
+  std::vector<std::string> UngatedRows() const;
 
  private:
   const ReportRow* Find(const std::string& variant, const ReportRow& like) const;

@@ -22,17 +22,23 @@
  *
  * Work queued behind a closed gate must not wait for the host (no `cudaStreamSynchronize`, no
  * blocking copy): the host would wait for the gate and the gate for the host. The gate kernel
- * gives up after `kTimeoutSeconds` and `TimedOut()` reports it, so a mistake ends in an error
- * message rather than a hang. The environment variable `STAGED_GATE_TIMEOUT_S` sets another
- * timeout in seconds; `STAGED_GATE_TIMEOUT_S=0` turns the gate off (`Close` queues nothing, so
- * timings include the host's share). The GPU suite turns it off for its compute-sanitizer runs,
- * which check correctness, not time: there every launch and copy is instrumented, queuing a rep
- * can take seconds, and a tool that waits for the stream inside an API call would wait for the
- * gate until its timeout.
+ * gives up after `kTimeoutSeconds` and `TimedOut()` reports it, so a mistake ends in a slow rep
+ * rather than a hang. The environment variable `STAGED_GATE_TIMEOUT_S` sets another timeout in
+ * seconds; `STAGED_GATE_TIMEOUT_S=0` turns the gate off (`Close` queues nothing, so timings
+ * include the host's share).
+ *
+ * Some environments make every CUDA call wait for the stream: compute-sanitizer's tools do (each
+ * launch, copy and memset is instrumented in turn), so nothing can be queued behind a closed
+ * gate there. `HoldsQueuedWork()` finds out once per process, and where the answer is no,
+ * `Close` queues nothing, as if the gate were off. Either way a gate that queues nothing records
+ * why (`staged::NoteTimingCaveat`), so the report can say that its times include the host's
+ * share.
  */
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <string>
 
 namespace staged {
 
@@ -50,7 +56,7 @@ class StreamGate {
   StreamGate& operator=(const StreamGate&) = delete;
 
   /// Queues the gate kernel on @p stream; work queued after it waits until `Open()`. Queues
-  /// nothing when `STAGED_GATE_TIMEOUT_S=0` turned the gate off.
+  /// nothing (and notes the timing caveat) when `Usable()` is false.
   void Close(cudaStream_t stream);
   /// Lets the gate kernel finish. Safe to call when the gate is already open.
   void Open() noexcept;
@@ -58,9 +64,24 @@ class StreamGate {
   /// stream has passed the gate).
   bool TimedOut() const noexcept;
 
+  /// False when `STAGED_GATE_TIMEOUT_S=0` turned gates off.
+  static bool Enabled();
+  /// Whether work can be queued behind a closed gate on the current device: false where each
+  /// CUDA call waits for the stream to drain (as under compute-sanitizer). Probed once per
+  /// process: a memset, a device-to-device copy, a kernel launch and an event record are queued
+  /// behind a closed gate on a stream of its own; if the gate had to open by its timeout, the
+  /// host was waiting for it. Costs one gated empty launch where gates work, one timeout where
+  /// they do not.
+  static bool HoldsQueuedWork();
+  /// `Enabled() && HoldsQueuedWork()`: whether `Close` queues the gate kernel.
+  static bool Usable();
+  /// Why `Close` queues nothing (empty when `Usable()`), as `staged::NoteTimingCaveat` records it.
+  static std::string UnusableReason();
+
  private:
+  void Launch(cudaStream_t stream);  // queues the gate kernel (Close without the checks)
+
   double timeout_s_ = kTimeoutSeconds;  // kTimeoutSeconds or STAGED_GATE_TIMEOUT_S
-  bool off_ = false;                    // STAGED_GATE_TIMEOUT_S=0: Close() queues nothing
   volatile int* open_ = nullptr;        // host-mapped: set by the host to release the kernel
   volatile int* timed_out_ = nullptr;   // host-mapped: set by the kernel when it gave up
 };

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "timing_caveats.hpp"
+
 namespace staged {
 
 TimingStats Summarize(std::vector<double> samples_ms) {
@@ -34,11 +36,21 @@ L2Flusher::L2Flusher() : scratch_(2 * CurrentL2Bytes()) {}
 
 void L2Flusher::Flush(cudaStream_t stream) { scratch_.FillBytes(0x5A, stream); }
 
+const char* const kGatedWorkWaited =
+    "the timed work waited for the host behind the stream gate (a stream synchronisation, a "
+    "blocking copy, or more launches than the driver queues): its reps were timed without the "
+    "gate and include the host's launch work";
+
 void ThrowGateTimeout() {
   throw std::logic_error(
-      "TimeGpu: the timed work waited for the host behind a closed stream gate (a stream "
+      "the timed work waited for the host behind a closed stream gate (a stream "
       "synchronisation, a blocking copy, or more launches than the driver queues); time it with "
       "TimingOptions::gate = false");
+}
+
+void RepTimer::Ungate(const std::string& reason) {
+  ungated_reason_ = reason;
+  NoteTimingCaveat(reason);
 }
 
 }  // namespace staged

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct TimingStats {
   double min_ms = 0.0;     ///< fastest rep
   double max_ms = 0.0;     ///< slowest rep
   int reps = 0;            ///< number of timed reps
+  /// Empty when every rep was timed as `TimingOptions` asked; else why the reps were timed
+  /// without the stream gate although it was asked for (their times then include the host's
+  /// launch work). The same reason is noted with `staged::NoteTimingCaveat`.
+  std::string ungated_reason;
 };
 
 /// How to time: warm-up runs (not timed), timed reps, whether to flush L2 before each rep, and
@@ -43,7 +48,10 @@ struct TimingOptions {
   /// Queue each rep behind a closed `StreamGate` (true, the default): the events then measure GPU
   /// time only, from the first launch to the end of the last. Set false for work that waits for
   /// the host inside the rep (a stream synchronisation, a blocking copy) or that queues more
-  /// launches than the driver's queue holds; its time then includes the host's share.
+  /// launches than the driver's queue holds; its time then includes the host's share. Where the
+  /// gate cannot work (turned off, a tool that makes every call wait, or work that waited for
+  /// the host behind it), the reps are timed without it and `TimingStats::ungated_reason` says
+  /// why.
   bool gate = true;
 };
 
@@ -87,49 +95,69 @@ class L2Flusher {
   DeviceBuffer<unsigned char> scratch_;
 };
 
-/// Throws `std::logic_error` explaining that gated work waited for the host (see `TimeGpu`).
+/// Throws `std::logic_error` explaining that gated work waited for the host: for code that drives
+/// a `StreamGate` itself and finds `TimedOut()` (`TimeGpu` times such work without the gate).
 [[noreturn]] void ThrowGateTimeout();
 
+/// The reason `RepTimer` gives when gated work waited for the host behind the closed gate.
+extern const char* const kGatedWorkWaited;
+
 /// Times one rep of GPU work at a time, as `TimeGpu` describes: flush L2 (when asked), close the
-/// gate (unless `options.gate` is false), record, enqueue, record, open, wait.
+/// gate (unless `options.gate` is false or the gate cannot work here), record, enqueue, record,
+/// open, wait.
 class RepTimer {
  public:
   /// @param[in] options whether to flush L2 and to gate
   /// @param[in] stream the stream the work is queued on
   RepTimer(const TimingOptions& options, cudaStream_t stream) : stream_(stream), timer_(stream) {
     if (options.flush_l2) flusher_.emplace();
-    if (options.gate) gate_.emplace();
+    if (!options.gate) return;
+    if (StreamGate::Usable()) {
+      gate_.emplace();
+    } else {
+      Ungate(StreamGate::UnusableReason());
+    }
   }
 
-  /// Times one run of @p work(stream); throws `std::logic_error` when gated work waited for
-  /// the host.
+  /// Times one run of @p work(stream). When gated work waits for the host (the gate then opens
+  /// by its timeout), that rep and every later one are timed without the gate instead.
   template <typename Work>
   double Time(Work&& work) {
     if (flusher_) flusher_->Flush(stream_);
     if (gate_) {
       gate_->Close(stream_);
-      GateGuard open_on_exit(*gate_);
-      timer_.Start();
-      work(stream_);
-      timer_.Stop();
-    } else {
-      // Ungated work is timed with the host's share included: the flush must be over before
-      // the host starts issuing the rep, or the launches would hide behind it.
-      if (flusher_) CUDA_CHECK(cudaStreamSynchronize(stream_));
-      timer_.Start();
-      work(stream_);
-      timer_.Stop();
+      {
+        GateGuard open_on_exit(*gate_);
+        timer_.Start();
+        work(stream_);
+        timer_.Stop();
+      }
+      const double ms = timer_.ElapsedMs();
+      if (!gate_->TimedOut()) return ms;
+      gate_.reset();
+      Ungate(kGatedWorkWaited);
+      if (flusher_) flusher_->Flush(stream_);
     }
-    const double ms = timer_.ElapsedMs();
-    if (gate_ && gate_->TimedOut()) ThrowGateTimeout();
-    return ms;
+    // Ungated work is timed with the host's share included: the flush must be over before
+    // the host starts issuing the rep, or the launches would hide behind it.
+    if (flusher_) CUDA_CHECK(cudaStreamSynchronize(stream_));
+    timer_.Start();
+    work(stream_);
+    timer_.Stop();
+    return timer_.ElapsedMs();
   }
 
+  /// Empty while the reps are gated as asked; else why they are not (see `TimingStats`).
+  const std::string& UngatedReason() const { return ungated_reason_; }
+
  private:
+  void Ungate(const std::string& reason);
+
   cudaStream_t stream_;
   std::optional<L2Flusher> flusher_;
   std::optional<StreamGate> gate_;
   GpuTimer timer_;
+  std::string ungated_reason_;
 };
 
 /// Runs @p work(stream) `warmup` times, then `reps` times between CUDA events; returns the stats.
@@ -139,8 +167,9 @@ class RepTimer {
 /// record the start event, enqueue the work, record the stop event, open the gate, wait. The GPU
 /// therefore runs start, work and stop back to back: the median is device time, not the host's
 /// launch latency. With the gate, @p work must only enqueue work on the given stream and never
-/// wait for it (`TimeGpu` throws `std::logic_error` when it did); work that synchronises needs
-/// `options.gate = false`.
+/// wait for it; work that synchronises needs `options.gate = false`. Where the gate cannot work
+/// (see `TimingOptions::gate`) the reps are timed without it, and `ungated_reason` of the result
+/// says why.
 template <typename Work>
 TimingStats TimeGpu(const TimingOptions& options, Work&& work, cudaStream_t stream = nullptr) {
   for (int i = 0; i < options.warmup; ++i) work(stream);
@@ -148,7 +177,9 @@ TimingStats TimeGpu(const TimingOptions& options, Work&& work, cudaStream_t stre
   std::vector<double> samples;
   samples.reserve(options.reps > 0 ? options.reps : 1);
   for (int i = 0; i < (options.reps > 0 ? options.reps : 1); ++i) samples.push_back(rep.Time(work));
-  return Summarize(std::move(samples));
+  TimingStats stats = Summarize(std::move(samples));
+  stats.ungated_reason = rep.UngatedReason();
+  return stats;
 }
 
 /// @brief Times several pieces of work in turn: each runs `warmup` times, then every rep is a
@@ -171,7 +202,10 @@ std::vector<TimingStats> TimeGpuInTurn(const TimingOptions& options,
     for (std::size_t w = 0; w < works.size(); ++w) samples[w].push_back(rep.Time(works[w]));
   }
   std::vector<TimingStats> stats;
-  for (auto& s : samples) stats.push_back(Summarize(std::move(s)));
+  for (auto& s : samples) {
+    stats.push_back(Summarize(std::move(s)));
+    stats.back().ungated_reason = rep.UngatedReason();
+  }
   return stats;
 }
 

@@ -7,25 +7,70 @@
 - `vs_library` of every row equals a library reference row's median (same n and dist) divided by
   its own median, to the CSV's rounding: in chapter 03 the reference is `library:cub`
   (DeviceRadixSort), in chapter 04 `library:cublas`.
+- No row's `pct_peak` is above 100: a ceiling a kernel beats is not a ceiling (the probe that
+  measured it, or the row's traffic model, is wrong).
 - docs/results/device.csv holds one row with the measured copy, read and FP32 ceilings.
 
-Exit 0 when every rule holds, 1 otherwise. Usage: check_results.py [--results docs/results]
+Exit 0 when every rule holds, 1 otherwise.
+Usage: check_results.py [--results docs/results] | check_results.py --self-test
 """
 import argparse
 import csv
 import pathlib
 import sys
+import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 LIBRARY_REF = {"03_mppsort": "library:cub", "04_matmul_global_vs_shared": "library:cublas"}
+
+
+HEADER = ("chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,reps,throughput,unit,pct_peak,"
+          "speedup_cpu,speedup_naive,vs_library,verified")
+DEVICE = ("name,cc,sms,memory_bytes,l2_bytes,copy_gbps,read_gbps,fp32_gflops,fp32_source,"
+          "fp32_attributes_gflops,empty_launch_us\n"
+          "Test GPU,9.0,132,1,1,4000,4500,60000,measured,66000,2.5\n")
+
+
+def self_test():
+    """The rules on made-up results: a clean set passes, and each broken row fails."""
+    good = "01_minmax_reduction,optimized,1024,float:uniform,42,1,1,1,10,4480.5,GB/s,99.57,,,,yes"
+    cases = {
+        "a clean row": (good, 0),
+        "a row at 100.71 % of its ceiling": (good.replace("99.57", "100.71"), 1),
+        "a row that failed verification": (good.replace(",yes", ",no"), 1),
+        "a GPU row of 3 reps": (good.replace(",10,", ",3,"), 1),
+    }
+    failures = 0
+    for name, (row, want) in cases.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            d = pathlib.Path(tmp)
+            (d / "01_minmax_reduction.csv").write_text(HEADER + "\n" + row + "\n")
+            (d / "device.csv").write_text(DEVICE)
+            got = 1 if check(d, 10) else 0
+        print(f"self-test: {name}: {'fails' if got else 'passes'} "
+              f"({'as it should' if got == want else 'WRONG'})")
+        failures += got != want
+    return 1 if failures else 0
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=str(ROOT / "docs" / "results"))
     ap.add_argument("--min-reps", type=int, default=10)
+    ap.add_argument("--self-test", action="store_true",
+                    help="check the rules on made-up results (each broken row must fail)")
     args = ap.parse_args()
-    results = pathlib.Path(args.results)
+    if args.self_test:
+        return self_test()
+    problems = check(pathlib.Path(args.results), args.min_reps)
+    for p in problems:
+        print(p)
+    print(f"check_results: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+def check(results, min_reps):
+    """Every rule over the CSV in @p results; returns the problems found."""
     problems = []
     for path in sorted(results.glob("[0-9][0-9]_*.csv")):
         rows = list(csv.DictReader(path.open()))
@@ -34,10 +79,13 @@ def main():
             where = f"{path.name}:{line}: {r['variant']} n={r['n']} {r['dist']}"
             if r["verified"] not in ("yes", "reference"):
                 problems.append(f"{where}: verified={r['verified']}")
+            if r.get("pct_peak") and float(r["pct_peak"]) > 100.0:
+                problems.append(f"{where}: pct_peak {r['pct_peak']} is above 100 % of its "
+                                "ceiling")
             if r["variant"].startswith("cpu"):
                 continue
-            if int(r["reps"]) < args.min_reps:
-                problems.append(f"{where}: {r['reps']} reps (< {args.min_reps})")
+            if int(r["reps"]) < min_reps:
+                problems.append(f"{where}: {r['reps']} reps (< {min_reps})")
         ref = LIBRARY_REF.get(chapter)
         if ref:
             for line, r in enumerate(rows, start=2):
@@ -55,10 +103,7 @@ def main():
     if len(rows) != 1 or not all(float(rows[0].get(c) or 0) > 0
                                  for c in ("copy_gbps", "read_gbps", "fp32_gflops")):
         problems.append(f"{device}: expected one row with copy_gbps, read_gbps and fp32_gflops")
-    for p in problems:
-        print(p)
-    print(f"check_results: {len(problems)} problem(s)")
-    return 1 if problems else 0
+    return problems
 
 
 if __name__ == "__main__":

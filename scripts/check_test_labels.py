@@ -8,19 +8,62 @@ that executable, and each batch must carry its chapter label (the chapter folder
 `gpu` or `host`, SKIP_RETURN_CODE 77 and a TIMEOUT; so `ctest -L <folder>` runs every test of the
 chapter's binary. Test names must be readable and stable: no `GetParam()`, no `-byte object`, at
 most --max-name characters.
+
+Tests that time the GPU and assert on the times run alone: their suite's name ends in `Timing`,
+and every test of such a suite carries the label `timing` and RUN_SERIAL (no other test does).
+In the test sources (tests/), a test body that calls the timer (TimeGpu, TimeGpuInTurn,
+RepTimer, GpuTimer, StreamGate, MeasureEmptyLaunchUs, MeasurePeaks, RunCheckTime) must belong to
+such a suite, so that a parallel run cannot disturb what it measures.
 Exit 0 when all hold, 1 otherwise (each problem printed on its own line).
 
-Usage: check_test_labels.py [--build build] [--max-name 80]
+Usage: check_test_labels.py [--build build] [--max-name 80] [--sources tests]
 """
 import argparse
 import collections
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
 
-BINARY = re.compile(r"^(ch(\d\d)_(host_)?tests|common_tests|common_gpu_tests|common_device_tests)$")
+BINARY = re.compile(
+    r"^(ch(\d\d)_(host_)?tests|common_tests|common_gpu_tests|common_device_tests)$")
+# A discovered test of a *Timing suite: "GpuTiming.X", "Prefix/MeasuredTiming.X/param".
+TIMING_TEST = re.compile(r"^([A-Za-z0-9_]+/)?[A-Za-z0-9_]*Timing\.")
+# A GoogleTest test definition and its suite.
+TEST_MACRO = re.compile(r"^(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\(\s*(\w+)\s*,\s*(\w+)",
+                        re.M)
+TIMER_CALL = re.compile(r"\b(TimeGpu|TimeGpuInTurn|RepTimer|GpuTimer|StreamGate|"
+                        r"MeasureEmptyLaunchUs|MeasurePeaks|RunCheckTime)\b")
+
+
+def body_of(text, start):
+    """The braced body that follows @p start in @p text (to its matching closing brace)."""
+    open_at = text.find("{", start)
+    if open_at < 0:
+        return ""
+    depth = 0
+    for i in range(open_at, len(text)):
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return text[open_at:i + 1]
+    return text[open_at:]
+
+
+def timing_outside_timing_suites(sources):
+    """Tests in @p sources whose body calls the timer but whose suite does not end in Timing."""
+    problems = []
+    for path in sorted(pathlib.Path(sources).rglob("*")):
+        if path.suffix not in (".cu", ".cpp"):
+            continue
+        text = path.read_text()
+        for m in TEST_MACRO.finditer(text):
+            call = TIMER_CALL.search(body_of(text, m.end()))
+            if call and not m.group(1).endswith("Timing"):
+                problems.append(f"{path}: {m.group(1)}.{m.group(2)} calls {call.group(1)} but its "
+                                "suite does not end in Timing (it would not run alone)")
+    return problems
 
 
 def gtest_names(exe):
@@ -58,11 +101,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--max-name", type=int, default=80)
+    ap.add_argument("--sources", default="tests", help="the test sources to scan for timer calls")
     args = ap.parse_args()
     chapters = {d[:2]: d for d in os.listdir("chapters") if re.match(r"^\d\d_", d)}
     tests = ctest_tests(args.build)
     problems = []
-    for name in tests:
+    for name, (_, props) in tests.items():
+        labels = props.get("LABELS", [])
+        labels = labels if isinstance(labels, list) else [labels]
+        timing_name = TIMING_TEST.match(name) is not None
+        if timing_name and ("timing" not in labels or not props.get("RUN_SERIAL")):
+            problems.append(f"{name}: a *Timing suite's test without the label timing and "
+                            "RUN_SERIAL")
+        if not timing_name and ("timing" in labels or props.get("RUN_SERIAL")):
+            problems.append(f"{name}: label timing or RUN_SERIAL outside a *Timing suite")
         if "GetParam()" in name or "-byte object" in name:
             problems.append(f"unstable test name: {name}")
         if len(name) > args.max_name:
@@ -103,6 +155,9 @@ def main():
                 problems.append(f"{exe}: {n} has no TIMEOUT")
         print(f"{exe:<20} {len(names):4d} tests listed, {selected:4d} run by -L {label}")
         checked += 1
+    problems += timing_outside_timing_suites(args.sources)
+    timing = sum(1 for n in tests if TIMING_TEST.match(n))
+    print(f"{timing} tests time the GPU and run alone (label timing, RUN_SERIAL)")
     for p in problems:
         print(p)
     if checked == 0:

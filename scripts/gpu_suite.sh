@@ -21,12 +21,28 @@
 #              profile: the launchers plan for that GPU's limits, common/device_limits.hpp).
 # Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv and device.csv (the
 #         measured peaks and the timer's empty-launch cost), OUTDIR/plots/*.svg
-# Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU.
+# Tests run STAGED_CTEST_JOBS at a time, except those that time the GPU (label timing,
+# RUN_SERIAL: see scripts/check_test_labels.py), which ctest runs alone.
+# Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU (found before building
+# where nvidia-smi, or the absence of any NVIDIA device node, says so).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 out=${1:?usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ...]}
 shift
+
+# No GPU, no suite: say so before a build of several minutes. nvidia-smi decides where it is
+# installed; without it, a machine with no NVIDIA device node (/dev/nvidia0, or /dev/dxg under
+# WSL) has none; otherwise staged_device_query decides after the build.
+if command -v nvidia-smi >/dev/null 2>&1; then
+  if ! nvidia-smi -L 2>/dev/null | grep -q "^GPU "; then
+    echo "gpu_suite: no usable NVIDIA GPU (nvidia-smi lists none); the suite needs one" >&2
+    exit 77
+  fi
+elif [[ ! -e /dev/nvidia0 && ! -e /dev/dxg ]]; then
+  echo "gpu_suite: no NVIDIA GPU found (no nvidia-smi, no /dev/nvidia0); the suite needs one" >&2
+  exit 77
+fi
 mkdir -p "$out/logs" "$out/results" "$out/plots"
 out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-build-gpu}
@@ -77,10 +93,11 @@ note "empty launch (timer)" "$(awk -F, 'NR == 2 { print $NF " us" }' "$out/resul
 if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
   t0=$(date +%s)
   ctest --test-dir "$build" -j "${STAGED_CTEST_JOBS:-8}" --output-on-failure --timeout 900 \
-        --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
+        --no-tests=error --output-junit "$out/logs/ctest.xml" >"$out/logs/ctest.log" 2>&1
   ctest_rc=$?
   python3 scripts/ctest_summary.py --build "$build" --junit "$out/logs/ctest.xml" \
-    --skip-log "$out/logs/skipped.txt" >"$out/logs/ctest_summary.txt" 2>&1
+    --skip-log "$out/logs/skipped.txt" --name-skips --times-log "$out/logs/test-times.txt" \
+    >"$out/logs/ctest_summary.txt" 2>&1
   tests_line=$(tail -n1 "$out/logs/ctest_summary.txt")
   if (( ctest_rc != 0 )); then
     failures=$((failures + 1))

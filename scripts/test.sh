@@ -6,15 +6,21 @@
 #
 # Usage: scripts/test.sh [--chapter NN|FOLDER] [--junit FILE] [ctest arguments...]
 #   --chapter 03      build and run chapter 03's whole suite (its label, 03_mppsort) only
-#   --junit FILE      also write JUnit XML (ctest --output-junit) for autograders and CI
+#   --junit FILE      also write JUnit XML (ctest --output-junit) for autograders and CI; each
+#                     skipped test says why ("no GPU", or the memory it needs)
 #   other arguments   passed to ctest, e.g. -R MinMax or -L host
-# Exit: 0 every test that ran passed, 1 a test failed (or none ran), 2 bad usage or missing tools.
-# The full ctest output goes to build/test.log, the names of skipped tests to build/skipped.txt.
+# Exit: 0 every test that ran passed, 1 a test failed (or none ran, or no test matched the
+# arguments), 2 bad usage or missing tools.
+# The build prints its progress every few seconds (the whole output goes to build/build.log).
+# Tests run in parallel, one job per core (STAGED_JOBS to change), except those that time the GPU
+# (label timing), which run alone. The full ctest output goes to build/test.log, the names of
+# skipped tests to build/skipped.txt, where the time went (per label, slowest tests) to
+# build/test-times.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 chapter=""
 junit=""
 ctest_args=()
@@ -46,16 +52,22 @@ jobs=${STAGED_JOBS:-$(nproc)}
 log="$root/build/test.log"
 cmake --preset default -DSTAGED_CHAPTERS= >/dev/null || { echo "test.sh: configure failed" >&2; exit 2; }
 if [[ -n "$chapter" ]]; then
-  # The chapter's executables and test binary (the chapters it builds on come as dependencies).
+  # The chapter's executables and test binary (the chapters it builds on come as dependencies),
+  # and staged_device_query, which tells whether a GPU is here.
   mapfile -t targets < <(ninja -C build -t targets all 2>/dev/null |
                           grep -oE "^${prefix}_[a-z0-9_]+:" | tr -d : | grep -v '_kernels$' | sort -u)
+  targets+=(staged_device_query)
   echo "test.sh: building chapter $folder (${#targets[@]} targets)"
-  cmake --build --preset default -j "$jobs" --target "${targets[@]}" >"$root/build/build.log" 2>&1
+  cmake --build --preset default -j "$jobs" --target "${targets[@]}" 2>&1 |
+    python3 scripts/build_progress.py "$root/build/build.log"
+  build_rc=${PIPESTATUS[0]}
 else
   echo "test.sh: building every chapter"
-  cmake --build --preset default -j "$jobs" >"$root/build/build.log" 2>&1
+  cmake --build --preset default -j "$jobs" 2>&1 |
+    python3 scripts/build_progress.py "$root/build/build.log"
+  build_rc=${PIPESTATUS[0]}
 fi
-if (( $? != 0 )); then
+if (( build_rc != 0 )); then
   grep -E -m 20 'error|FAILED' "$root/build/build.log" >&2
   echo "test.sh: build failed (full log: build/build.log)" >&2
   exit 1
@@ -66,16 +78,17 @@ build/bin/staged_device_query >/dev/null 2>&1
 [[ $? -eq 77 ]] && no_gpu=(--no-gpu)
 xml=${junit:-$root/build/test-results.xml}
 [[ "$xml" == /* ]] || xml="$root/$xml"
-echo "test.sh: running tests (full output: build/test.log)"
-ctest --test-dir build -j "$jobs" --output-on-failure --output-junit "$xml" "${ctest_args[@]}" \
-  >"$log" 2>&1
+echo "test.sh: running tests, $jobs at a time, those that time the GPU alone" \
+     "(full output: build/test.log)"
+ctest --test-dir build -j "$jobs" --output-on-failure --no-tests=error --output-junit "$xml" \
+  "${ctest_args[@]}" >"$log" 2>&1
 ctest_rc=$?
 if grep -q "No tests were found" "$log"; then
   echo "test.sh: no tests matched ${ctest_args[*]}" >&2
   exit 1
 fi
 python3 scripts/ctest_summary.py --build build --junit "$xml" --skip-log build/skipped.txt \
-  "${no_gpu[@]}"
+  --name-skips --times-log build/test-times.txt "${no_gpu[@]}"
 summary_rc=$?
 [[ -n "$junit" ]] && echo "JUnit XML: $xml" >&2
 (( ctest_rc != 0 || summary_rc != 0 )) && exit 1

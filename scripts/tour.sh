@@ -4,9 +4,18 @@
 # Without a GPU it builds everything, says that the kernels need an NVIDIA GPU, and exits 77.
 # The table (scripts/tour_table.py) shows each executable's own row; an executable exits 0 only
 # when every row it printed was verified.
-# Exit: 0 every run verified, 1 a run failed verification or errored, 2 set-up failed, 77 no GPU.
+# Usage: scripts/tour.sh [--help]
+# Exit: 0 every run verified, 1 a run failed verification or errored, 2 set-up failed or bad
+# usage, 77 no GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
+if (( $# )); then
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    *) echo "tour: unknown argument '$1' (see scripts/tour.sh --help)" >&2; exit 2 ;;
+  esac
+fi
 source scripts/deps.sh
 jobs=${STAGED_JOBS:-$(nproc)}
 log_dir=build/tour

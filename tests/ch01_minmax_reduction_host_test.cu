@@ -11,6 +11,7 @@
 
 #include "ch01_variants.hpp"
 #include "chapters/01_minmax_reduction/minmax.cuh"
+#include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "gpu_test.hpp"
 
@@ -89,6 +90,21 @@ TYPED_TEST(CpuReference, TooSmallScratchIsRefused) {
   EXPECT_THROW(optimized::MinMax<T>(nullptr, 1000, nullptr, not_dereferenced,
                                     optimized::MinMaxTempBytes<T>(1000) - 1, nullptr),
                std::invalid_argument);
+}
+
+TYPED_TEST(CpuReference, MisalignedScratchIsAUsageErrorForEveryVariant) {
+  using T = TypeParam;
+  // The scratch holds 8-byte keys (double) and the finishing counter: every variant, CUB's
+  // included, refuses a d_temp off a 16-byte boundary before any CUDA call, so this runs
+  // without a GPU and the pointers are never dereferenced.
+  for (const std::uintptr_t offset : {4u, 8u, 12u}) {
+    void* misaligned = reinterpret_cast<void*>(std::uintptr_t{1} << 20 | offset);
+    for (const auto& v : AllVariants<T>()) {
+      EXPECT_THROW(v.run(nullptr, 1000, nullptr, misaligned, std::size_t{1} << 30, nullptr),
+                   staged::UsageError)
+          << v.name << ", d_temp 16-byte boundary + " << offset;
+    }
+  }
 }
 
 template <typename T>

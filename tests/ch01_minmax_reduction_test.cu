@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -20,8 +22,11 @@
 #include "chapters/01_minmax_reduction/minmax.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
+#include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
+#include "common/timer.hpp"
 #include "common/verify.hpp"
 #include "gpu_test.hpp"
 
@@ -225,6 +230,38 @@ TYPED_TEST(MinMaxVariants, TypeLimits) {
   x[17] = L::lowest();
   x[4000] = L::max();
   ExpectEveryVariantMatches(x, "lowest and max", {0, 1});
+}
+
+TYPED_TEST(MinMaxVariants, ScratchOffsetsNotMultiplesOf16AreRefused) {
+  // A piece of a larger buffer is fine as scratch when it starts at a multiple of 16 bytes;
+  // at 4 or 8 bytes past one (8-byte keys of double, a 4-byte counter) the launcher refuses it
+  // before queuing anything, so the result keeps its poison.
+  using T = TypeParam;
+  const std::size_t n = 100003;
+  SharedInput<T> input(n);
+  const MinMaxPair<T> expected = input.Expected(0, n);
+  MinMaxPair<T> poison;
+  std::memset(&poison, 0xFF, sizeof poison);
+  for (const auto& v : AllVariants<T>()) {
+    const std::size_t bytes = v.temp_bytes(n);
+    staged::DeviceBuffer<unsigned char> d_temp(bytes + 64);
+    staged::DeviceBuffer<MinMaxPair<T>> d_result(1);
+    for (const std::size_t offset : {16u, 48u, 4u, 8u, 12u}) {
+      d_temp.FillBytes(kScratchPoison);
+      d_result.FillBytes(0xFF);
+      void* scratch = d_temp.data() + offset;
+      if (offset % 16 == 0) {
+        v.run(input.At(0), n, d_result.data(), scratch, bytes, nullptr);
+        EXPECT_TRUE(SamePair(expected, d_result.ToHost()[0])) << v.name << ", offset " << offset;
+      } else {
+        EXPECT_THROW(v.run(input.At(0), n, d_result.data(), scratch, bytes, nullptr),
+                     staged::UsageError)
+            << v.name << ", offset " << offset;
+        const MinMaxPair<T> got = d_result.ToHost()[0];
+        EXPECT_EQ(std::memcmp(&got, &poison, sizeof got), 0) << v.name << " queued work";
+      }
+    }
+  }
 }
 
 TYPED_TEST(MinMaxVariants, BackToBackOnTwoStreamsAndTheLegacyStream) {
@@ -461,6 +498,49 @@ TEST_F(MinMaxConcurrency, ThreeHundredStreamsAtOnce) {
   }
   ExpectLaunchStillCorrect(input, 200000, streams.back().get(), "stream 299");
   ExpectLaunchStillCorrect(input, 200000, nullptr, "the legacy stream");
+}
+
+// A ceiling a kernel beats is not a ceiling: the chapter's largest rows (4 GiB of floats or of
+// doubles, timed as the driver times them: gated, no flush at this size) must not read faster
+// than the read bandwidth the device probe measures. Times the GPU: runs alone (the suite
+// ends in Timing).
+template <typename T>
+double ReadGbps(const VariantEntry<T>& v, const staged::DeviceBuffer<T>& d_in) {
+  const std::size_t n = d_in.size();
+  const std::size_t bytes = v.temp_bytes(n);
+  staged::DeviceBuffer<unsigned char> d_temp(bytes > 0 ? bytes : 1);
+  staged::DeviceBuffer<MinMaxPair<T>> d_result(1);
+  const staged::TimingStats t =
+      staged::TimeGpu(staged::TimingOptions{2, 10, false}, [&](cudaStream_t s) {
+        v.run(d_in.data(), n, d_result.data(), d_temp.data(), d_temp.bytes(), s);
+      });
+  EXPECT_EQ(t.ungated_reason, "") << v.name;
+  return static_cast<double>(n) * sizeof(T) / (t.median_ms * 1e6);
+}
+
+template <typename T>
+void ExpectUnderTheReadCeiling(const staged::DeviceInfo& info) {
+  std::size_t n = (std::size_t{4} << 30) / sizeof(T);  // the chapter's largest rows
+  while (n * sizeof(T) > info.free_bytes / 2 && n > (std::size_t{1} << 24)) n /= 2;
+  staged::DeviceBuffer<T> d_in(n);
+  d_in.FillBytes(0x11);
+  for (const auto& v : AllVariants<T>()) {
+    if (std::string(v.name) != "optimized" && std::string(v.name) != "library:cub") continue;
+    const double gbps = ReadGbps(v, d_in);
+    EXPECT_LE(gbps, info.read_gbps) << v.name << " reads " << n * sizeof(T) << " bytes at " << gbps
+                                    << " GB/s, above the measured ceiling";
+  }
+}
+
+class MinMaxTiming : public staged::testing::GpuTest {};
+
+TEST_F(MinMaxTiming, LargestRowsStayUnderTheMeasuredReadCeiling) {
+  unsetenv("STAGED_SKIP_PEAKS");  // this test is about the measured ceiling
+  staged::DeviceInfo info = staged::RequireGpu();
+  staged::MeasurePeaks(info);
+  ASSERT_GT(info.read_gbps, 0.0);
+  ExpectUnderTheReadCeiling<float>(info);
+  ExpectUnderTheReadCeiling<double>(info);
 }
 
 }  // namespace

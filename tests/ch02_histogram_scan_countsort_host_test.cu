@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
+#include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
+#include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/verify.hpp"
 #include "gpu_test.hpp"
@@ -125,6 +127,42 @@ TEST(Arguments, ShortScratchAndHugeSizesThrow) {
   EXPECT_NO_THROW(CheckArguments("f", 10, nullptr, 0, 0));
   EXPECT_THROW(optimized::ExclusiveScan<std::uint32_t>(nullptr, nullptr, 10, nullptr, 0, nullptr),
                std::invalid_argument);
+}
+
+TEST(Arguments, MisalignedScratchIsAUsageErrorBeforeAnyCudaCall) {
+  // The look-back scan keeps 64-bit status words, updated atomically, 256 bytes into its
+  // scratch: a d_temp off a 16-byte boundary is refused by every launcher whose scratch size is
+  // a host computation (the CUB baselines ask CUB, so their check is a GPU test), before any
+  // CUDA call: the pointers are never dereferenced.
+  const std::size_t big = std::size_t{1} << 30;
+  EXPECT_THROW(CheckArguments("f", 10, reinterpret_cast<void*>(0x10004), big, 256),
+               staged::UsageError);
+  EXPECT_NO_THROW(CheckArguments("f", 10, reinterpret_cast<void*>(0x10010), big, 256));
+  for (const std::uintptr_t offset : {4u, 8u, 12u}) {
+    void* t = reinterpret_cast<void*>(std::uintptr_t{1} << 20 | offset);
+    const std::uint8_t* bytes = nullptr;
+    std::uint8_t* bytes_out = nullptr;
+    std::uint32_t* u32 = nullptr;
+    std::int32_t* i32 = nullptr;
+    const std::size_t n = 100000;
+    EXPECT_THROW(naive::Histogram(bytes, n, u32, t, big, nullptr), staged::UsageError);
+    EXPECT_THROW(optimized::Histogram(bytes, n, u32, t, big, nullptr), staged::UsageError);
+    EXPECT_THROW(naive::ExclusiveScan<std::uint32_t>(u32, u32, n, t, big, nullptr),
+                 staged::UsageError);
+    EXPECT_THROW(naive::ExclusiveScan<std::int32_t>(i32, i32, n, t, big, nullptr),
+                 staged::UsageError);
+    EXPECT_THROW(optimized::ExclusiveScanBlelloch<std::uint32_t>(u32, u32, n, t, big, nullptr),
+                 staged::UsageError);
+    EXPECT_THROW(optimized::ExclusiveScan<std::uint32_t>(u32, u32, n, t, big, nullptr),
+                 staged::UsageError);
+    EXPECT_THROW(optimized::ExclusiveScan<std::int32_t>(i32, i32, n, t, big, nullptr),
+                 staged::UsageError);
+    for (const lookback::Variant& v : lookback::Variants()) {
+      EXPECT_THROW(v.scan(u32, u32, n, t, big, nullptr), staged::UsageError) << v.row;
+    }
+    EXPECT_THROW(naive::CountingSort(bytes, bytes_out, n, t, big, nullptr), staged::UsageError);
+    EXPECT_THROW(optimized::CountingSort(bytes, bytes_out, n, t, big, nullptr), staged::UsageError);
+  }
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
@@ -21,6 +22,7 @@
 #include "chapters/02_histogram_scan_countsort/scan_lookback_variants.hpp"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "common/stream.hpp"
 #include "common/verify.hpp"
@@ -378,6 +380,89 @@ TEST(ScanDeviceCount, ScansTheCountAndNothingPast) {
   EXPECT_THROW(optimized::ExclusiveScanDeviceCount<std::uint32_t>(
                    d_count.data(), d_count.data(), 1, nullptr, d_temp.data(), temp, nullptr),
                std::invalid_argument);
+}
+
+// The look-back scan keeps 64-bit status words, updated atomically, 256 bytes into its scratch:
+// a piece of a buffer at a multiple of 16 bytes works, 4 or 8 bytes past one is refused before
+// anything is queued (the output keeps its poison). The CUB baselines check the same contract
+// (CUB alone would accept any address); the host tests cover the launchers whose scratch size
+// needs no GPU.
+TEST(ScratchAlignment, ScratchAtMultiplesOfSixteenWorksAndOtherOffsetsAreRefused) {
+  STAGED_REQUIRE_GPU();
+  constexpr std::size_t kN = 100003;
+  const auto words = staged::Generate<std::uint32_t>(kN, staged::Distribution::kUniform, kTestSeed);
+  const auto bytes = staged::Generate<std::uint8_t>(kN, staged::Distribution::kUniform, kTestSeed);
+  std::vector<std::uint32_t> scanned(kN);
+  cpu::ExclusiveScan(words.data(), scanned.data(), kN);
+  std::vector<std::uint8_t> sorted(kN);
+  cpu::CountingSort(bytes.data(), sorted.data(), kN);
+  std::vector<std::uint32_t> hist(kNumBins);
+  cpu::Histogram(bytes.data(), kN, hist.data());
+  const std::size_t temp =
+      std::max({optimized::ExclusiveScanTempBytes<std::uint32_t>(kN),
+                library::ExclusiveScanTempBytes<std::uint32_t>(kN), library::HistogramTempBytes(kN),
+                library::CountingSortTempBytes(kN), library::CountingSortPipelineTempBytes(kN)});
+  staged::DeviceBuffer<unsigned char> d_temp(temp + 512);  // room for the largest offset
+  staged::DeviceBuffer<std::uint32_t> d_words(words);
+  staged::DeviceBuffer<std::uint8_t> d_bytes(bytes);
+  staged::DeviceBuffer<std::uint32_t> d_scan(kN);
+  staged::DeviceBuffer<std::uint8_t> d_sorted(kN);
+  staged::DeviceBuffer<std::uint32_t> d_hist(kNumBins);
+  using ScanFn =
+      void (*)(const std::uint32_t*, std::uint32_t*, std::size_t, void*, std::size_t, cudaStream_t);
+  using SortFn =
+      void (*)(const std::uint8_t*, std::uint8_t*, std::size_t, void*, std::size_t, cudaStream_t);
+  const std::pair<const char*, ScanFn> scans[] = {
+      {"optimized::ExclusiveScan", optimized::ExclusiveScan<std::uint32_t>},
+      {"library::ExclusiveScan", library::ExclusiveScan<std::uint32_t>}};
+  const std::pair<const char*, SortFn> sorts[] = {
+      {"library::CountingSort", library::CountingSort},
+      {"library::CountingSortPipeline", library::CountingSortPipeline}};
+  for (const std::size_t offset : {16u, 256u, 4u, 8u}) {
+    void* t = d_temp.data() + offset;
+    const bool aligned = offset % 16 == 0;
+    const std::string where = ", scratch at offset " + std::to_string(offset);
+    for (const auto& [name, scan] : scans) {
+      d_temp.FillBytes(0xA5);
+      d_scan.FillBytes(0xFF);
+      if (aligned) {
+        scan(d_words.data(), d_scan.data(), kN, t, temp, nullptr);
+      } else {
+        EXPECT_THROW(scan(d_words.data(), d_scan.data(), kN, t, temp, nullptr), staged::UsageError)
+            << name << where;
+      }
+      const std::vector<std::uint32_t> want =
+          aligned ? scanned : std::vector<std::uint32_t>(kN, ~0u);
+      const auto r = staged::CompareExact(want.data(), d_scan.ToHost().data(), kN);
+      EXPECT_TRUE(r.ok) << name << where << ": " << r.Summary();
+    }
+    for (const auto& [name, sort] : sorts) {
+      d_temp.FillBytes(0xA5);
+      d_sorted.FillBytes(0xFF);
+      if (aligned) {
+        sort(d_bytes.data(), d_sorted.data(), kN, t, temp, nullptr);
+      } else {
+        EXPECT_THROW(sort(d_bytes.data(), d_sorted.data(), kN, t, temp, nullptr),
+                     staged::UsageError)
+            << name << where;
+      }
+      const std::vector<std::uint8_t> want = aligned ? sorted : std::vector<std::uint8_t>(kN, 0xFF);
+      const auto r = staged::CompareExact(want.data(), d_sorted.ToHost().data(), kN);
+      EXPECT_TRUE(r.ok) << name << where << ": " << r.Summary();
+    }
+    d_hist.FillBytes(0xFF);
+    if (aligned) {
+      library::Histogram(d_bytes.data(), kN, d_hist.data(), t, temp, nullptr);
+    } else {
+      EXPECT_THROW(library::Histogram(d_bytes.data(), kN, d_hist.data(), t, temp, nullptr),
+                   staged::UsageError)
+          << "library::Histogram" << where;
+    }
+    const std::vector<std::uint32_t> want =
+        aligned ? hist : std::vector<std::uint32_t>(kNumBins, ~0u);
+    const auto r = staged::CompareExact(want.data(), d_hist.ToHost().data(), kNumBins);
+    EXPECT_TRUE(r.ok) << "library::Histogram" << where << ": " << r.Summary();
+  }
 }
 
 // Eight streams, each with its own sizes, buffers and poisoned scratch, queue several scans

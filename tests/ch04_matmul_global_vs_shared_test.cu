@@ -305,7 +305,7 @@ TEST_F(Ch04Workspace, OnlySplittingStagesNeedOneAndItMustBeAligned) {
   staged::DeviceBuffer<float> a(64 * 64), b(64 * 64), c(64 * 64), ws(4096);
   EXPECT_THROW(optimized::Matmul(a.data(), b.data(), c.data(), 64, 64, 64,
                                  optimized::Stage::kSplitK, nullptr, {ws.data() + 1, 1024}),
-               std::invalid_argument);
+               staged::UsageError);
 }
 
 // -------------------------------------------------------------------------------------------
@@ -327,17 +327,37 @@ Shape StreamKShape(const StreamKCase& c) {
   return {128 * c.tile_rows(slots), 128 * c.tile_cols(slots), c.k};
 }
 
-/// Runs stage 8 on @p s with @p ws_bytes of workspace (C poisoned first) and returns C.
-std::vector<float> RunStreamK(const staged::DeviceBuffer<float>& a,
-                              const staged::DeviceBuffer<float>& b, const Shape& s,
-                              std::size_t ws_bytes) {
+/// Runs stage 8 on @p s with the first @p ws_bytes of @p ws as its workspace and returns C. C
+/// and the whole workspace are poisoned first (C with NaN, the workspace with @p poison bytes:
+/// 0xFF makes every partial sum NaN), so a fixup that reads a slot before (or without) its
+/// piece's store cannot pass on what an earlier call left there.
+std::vector<float> RunStreamK(const staged::DeviceBuffer<float>& a, const float* b, const Shape& s,
+                              staged::DeviceBuffer<float>& ws, std::size_t ws_bytes,
+                              int poison = 0xFF) {
   staged::DeviceBuffer<float> c(Elements(s.m, s.n));
-  staged::DeviceBuffer<float> ws((ws_bytes + sizeof(float) - 1) / sizeof(float));
   c.FillBytes(0xFF);
-  optimized::Matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k, optimized::Stage::kStreamK,
-                    nullptr, {ws.data(), ws_bytes});
+  if (!ws.empty()) ws.FillBytes(poison);
+  optimized::Matmul(a.data(), b, c.data(), s.m, s.n, s.k, optimized::Stage::kStreamK, nullptr,
+                    {ws.data(), ws_bytes});
   CUDA_CHECK(cudaDeviceSynchronize());
   return c.ToHost();
+}
+
+/// Floats of a workspace of @p bytes (at least one, so that it has an address).
+std::size_t WorkspaceFloats(std::size_t bytes) {
+  return (bytes + sizeof(float) - 1) / sizeof(float) + 1;
+}
+
+/// A second B for shape @p s (another seed) and the reference of A·B with it.
+Reference SecondInput(const Shape& s) {
+  Reference r;
+  r.a = CpuReference(s).a;
+  r.b = FloatInput(Elements(s.k, s.n), kTestSeed + 2);
+  r.c.resize(Elements(s.m, s.n));
+  r.abs_product.resize(r.c.size());
+  cpu::Matmul(r.a.data(), r.b.data(), r.c.data(), s.m, s.n, s.k);
+  cpu::AbsMatmul(r.a.data(), r.b.data(), r.abs_product.data(), s.m, s.n, s.k);
+  return r;
 }
 
 class Ch04StreamK : public staged::testing::GpuTestWithParam<StreamKCase> {};
@@ -351,23 +371,77 @@ TEST_P(Ch04StreamK, SplitsAndMatchesCpu) {
   staged::DeviceBuffer<float> a(r.a), b(r.b);
   const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
   ASSERT_GT(bytes, 0u);
-  const std::vector<float> out = RunStreamK(a, b, s, bytes);
+  staged::DeviceBuffer<float> ws(WorkspaceFloats(bytes));
+  const std::vector<float> out = RunStreamK(a, b.data(), s, ws, bytes);
   const staged::VerifyReport rep = AgainstCpu(r, out.data(), s);
   EXPECT_TRUE(rep.ok) << ShapeName(s) << ": " << rep.Summary();
   // The split tiles' pieces are added in block order: the same bits on every run.
-  EXPECT_EQ(RunStreamK(a, b, s, bytes), out) << ShapeName(s) << " differs between two runs";
+  EXPECT_EQ(RunStreamK(a, b.data(), s, ws, bytes), out) << ShapeName(s) << " differs between runs";
+}
+
+TEST_P(Ch04StreamK, AlternatingInputsOnOnePoisonedWorkspace) {
+  // One workspace for every call, filled with NaN before each, and two different B in turn:
+  // the partial sums a call finds in its slots are never its own from an earlier call, so a
+  // fixup that adds a slot before its piece stored it, or a piece of another tile, shows up.
+  // Each product matches its CPU reference, and every run of one B gives the same bits.
+  const Shape s = StreamKShape(GetParam());
+  ASSERT_GT(optimized::PlanStreamK(s.m, s.n, s.k, optimized::DeviceResidency()).sk_tiles, 0)
+      << ShapeName(s);
+  const Reference& first = CpuReference(s);
+  const Reference second = SecondInput(s);
+  const Reference* refs[2] = {&first, &second};
+  staged::DeviceBuffer<float> a(first.a), b0(first.b), b1(second.b);
+  const float* bs[2] = {b0.data(), b1.data()};
+  const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
+  staged::DeviceBuffer<float> ws(WorkspaceFloats(bytes));
+  std::vector<float> runs[2];
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 2; ++i) {
+      const std::vector<float> out = RunStreamK(a, bs[i], s, ws, bytes);
+      const staged::VerifyReport rep = AgainstCpu(*refs[i], out.data(), s);
+      EXPECT_TRUE(rep.ok) << ShapeName(s) << ", B " << i << ", round " << round << ": "
+                          << rep.Summary();
+      if (round == 0) {
+        runs[i] = out;
+      } else {
+        EXPECT_EQ(out, runs[i]) << ShapeName(s) << ", B " << i << ": round " << round
+                                << " differs from round 0";
+      }
+    }
+  }
+  EXPECT_NE(runs[0], runs[1]) << "the two inputs must give different products";
 }
 
 TEST_P(Ch04StreamK, ShortWorkspaceRunsStage4) {
+  // With less workspace than the plan needs, stage 8 runs stage 4 alone: its product is stage
+  // 4's bit for bit, and the workspace is left as it was (no counters reset, no partial sums).
+  // With the full workspace, the same observation sees stream-K write to it.
   const Shape s = StreamKShape(GetParam());
   const Reference& r = CpuReference(s);
   staged::DeviceBuffer<float> a(r.a), b(r.b);
   const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
+  staged::DeviceBuffer<float> c4(Elements(s.m, s.n));
+  optimized::Matmul(a.data(), b.data(), c4.data(), s.m, s.n, s.k, optimized::Stage::kDoubleBuffer,
+                    nullptr);
+  const std::vector<float> stage4 = c4.ToHost();
+  staged::DeviceBuffer<float> ws(WorkspaceFloats(bytes));
+  const auto untouched = [&ws] {
+    const std::vector<float> host = ws.ToHost();
+    const auto* bytes_of = reinterpret_cast<const unsigned char*>(host.data());
+    return std::all_of(bytes_of, bytes_of + host.size() * sizeof(float),
+                       [](unsigned char x) { return x == 0xA5; });
+  };
   for (std::size_t given : {std::size_t{0}, bytes - 16}) {
-    const std::vector<float> out = RunStreamK(a, b, s, given);
+    const std::vector<float> out = RunStreamK(a, b.data(), s, ws, given, 0xA5);
     const staged::VerifyReport rep = AgainstCpu(r, out.data(), s);
     EXPECT_TRUE(rep.ok) << ShapeName(s) << " with " << given << " bytes: " << rep.Summary();
+    EXPECT_EQ(out, stage4) << ShapeName(s) << " with " << given << " bytes: not stage 4's product";
+    EXPECT_TRUE(untouched()) << ShapeName(s) << " with " << given << " bytes: workspace written";
   }
+  staged::DeviceBuffer<float> none;
+  EXPECT_EQ(RunStreamK(a, b.data(), s, none, 0), stage4) << ShapeName(s) << " with no workspace";
+  RunStreamK(a, b.data(), s, ws, bytes, 0xA5);
+  EXPECT_FALSE(untouched()) << ShapeName(s) << ": the full workspace was not used";
 }
 
 TEST_P(Ch04StreamK, TwoHostThreadsAgree) {
@@ -377,7 +451,8 @@ TEST_P(Ch04StreamK, TwoHostThreadsAgree) {
   const Reference& r = CpuReference(s);
   staged::DeviceBuffer<float> a(r.a), b(r.b);
   const std::size_t bytes = optimized::WorkspaceBytes(s.m, s.n, s.k, optimized::Stage::kStreamK);
-  const std::vector<float> alone = RunStreamK(a, b, s, bytes);
+  staged::DeviceBuffer<float> alone_ws(WorkspaceFloats(bytes));
+  const std::vector<float> alone = RunStreamK(a, b.data(), s, alone_ws, bytes);
   std::vector<float> results[2];
   std::string errors[2];
   const auto run = [&](int i) {
@@ -386,8 +461,9 @@ TEST_P(Ch04StreamK, TwoHostThreadsAgree) {
       staged::DeviceBuffer<float> c(Elements(s.m, s.n));
       staged::DeviceBuffer<float> ws(bytes / sizeof(float) + 1);
       for (int rep = 0; rep < 3; ++rep) {
-        optimized::Matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k, optimized::Stage::kStreamK,
-                          stream.get(), {ws.data(), bytes});
+        ws.FillBytes(0xFF, stream.get());  // NaN partial sums: no rep finds the last one's
+        optimized::Matmul(a.data(), b.data(), c.data(), s.m, s.n, s.k,
+                          optimized::Stage::kStreamK, stream.get(), {ws.data(), bytes});
       }
       CUDA_CHECK(cudaStreamSynchronize(stream.get()));
       results[i] = c.ToHost();

@@ -281,21 +281,6 @@ int RunCrossover(const staged::RunContext& ctx, const ChapterOptions& copt) {
   return status;
 }
 
-/// `--n 0` is a usage error with its own reason; checked before the GPU is looked for, so the
-/// answer is exit 2 on any machine.
-void RejectEmptyInput(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    std::string value;
-    if (arg == "--n" && i + 1 < argc) value = argv[i + 1];
-    if (arg.rfind("--n=", 0) == 0) value = arg.substr(4);
-    if (!value.empty() && staged::ParseSize(value) == 0) {
-      throw staged::UsageError(
-          "--n 0: the minimum and maximum of an empty array are undefined; give --n 1 or more");
-    }
-  }
-}
-
 template <typename T>
 int Dispatch(const staged::RunContext& ctx, const ChapterOptions& copt) {
   return copt.crossover ? RunCrossover<T>(ctx, copt) : RunBenchmark<T>(ctx, copt);
@@ -308,11 +293,12 @@ int main(int argc, char** argv) {
   return staged::RunMain(argc, argv, [](int argc, char** argv) -> int {
     staged::CliDefaults defaults;
     defaults.n = 1 << 24;
-    defaults.min_n = 0;  // n = 0 gets its own message below
+    // The flags are parsed before the GPU is looked for: --n 0 is exit 2 on any machine.
+    defaults.min_n = 1;
+    defaults.min_n_reason = "0 is refused: the minimum and maximum of nothing are undefined";
     staged::Cli cli("ch01_" STAGED_VARIANT,
                     "Min and max of n elements: the seed's tree, one-pass kernel, CUB, CPU",
                     defaults);
-    RejectEmptyInput(argc, argv);
     ChapterOptions copt;
     cli.AddChoice("type", &copt.type, {"float", "double", "int32", "uint32"}, "element type");
     cli.AddInt("offset", &copt.offset, 0, 3,

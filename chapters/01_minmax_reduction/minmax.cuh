@@ -19,6 +19,12 @@
  * NaN (`std::numeric_limits<T>::quiet_NaN()`). Integers compare as integers.
  * `n == 0` is a usage error: the minimum of nothing is undefined (launchers throw
  * `std::invalid_argument`).
+ *
+ * @par Scratch
+ * Every launcher takes its device scratch `d_temp` from the caller, 16-byte aligned
+ * (`staged::kScratchAlignment`: the scratch holds 8-byte keys of double and the finishing
+ * counter). `cudaMalloc`'s pointers are; a piece of a larger buffer must start at a multiple of
+ * 16 bytes. A misaligned `d_temp` is refused with `staged::UsageError` before anything is queued.
  */
 #pragma once
 
@@ -202,7 +208,8 @@ std::size_t MinMaxTempBytes(std::size_t n);
 /// @param[in] d_in device input, aligned to sizeof(T)
 /// @param[in] n elements, >= 1 (throws `std::invalid_argument` otherwise)
 /// @param[out] d_result device pointer to one pair
-/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes (any contents)
+/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes, 16-byte aligned
+///            (any contents; checked: `staged::UsageError` otherwise)
 /// @param[in] temp_bytes size of @p d_temp (checked)
 /// @param[in] stream stream to queue on
 template <typename T>
@@ -246,8 +253,9 @@ std::size_t MinMaxTempBytes(std::size_t n);
 /// @param[in] d_in device input, aligned to sizeof(T) (any offset from 16 bytes)
 /// @param[in] n elements, >= 1 (throws `std::invalid_argument` otherwise)
 /// @param[out] d_result device pointer to one pair
-/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes (any contents;
-///            not shared with a call that may run at the same time)
+/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes, 16-byte aligned
+///            (any contents; not shared with a call that may run at the same time; checked:
+///            `staged::UsageError` when misaligned)
 /// @param[in] temp_bytes size of @p d_temp (checked)
 /// @param[in] stream stream to queue on
 template <typename T>
@@ -269,7 +277,8 @@ void MinMaxStage(Stage stage, const T* d_in, std::size_t n, MinMaxPair<T>* d_res
                  std::size_t temp_bytes, cudaStream_t stream);
 }  // namespace optimized
 
-/// The baseline: CUB `DeviceReduce::Reduce` over (min, max) key pairs in one call.
+/// The baseline: CUB `DeviceReduce::TransformReduce` over (min, max) key pairs in one call
+/// (the raw input pointer, each element turned into its key pair after the load).
 namespace library {
 /// Bytes of device scratch CUB asks for (queries CUB; needs a current device).
 /// @tparam T element type
@@ -281,7 +290,8 @@ std::size_t MinMaxTempBytes(std::size_t n);
 /// @param[in] d_in device input
 /// @param[in] n elements, >= 1 (throws `std::invalid_argument` otherwise)
 /// @param[out] d_result device pointer to one pair
-/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes
+/// @param[in] d_temp device scratch of at least `MinMaxTempBytes<T>(n)` bytes, 16-byte aligned
+///            (checked: `staged::UsageError` otherwise; CUB itself would accept any address)
 /// @param[in] temp_bytes size of @p d_temp
 /// @param[in] stream stream to queue on
 template <typename T>

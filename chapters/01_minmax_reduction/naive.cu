@@ -19,6 +19,7 @@
 #include <string>
 
 #include "chapters/01_minmax_reduction/minmax.cuh"
+#include "common/aligned_split.hpp"
 #include "common/cuda_check.hpp"
 
 namespace ch01::naive {
@@ -152,6 +153,7 @@ void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   using Key = KeyOf<T>;
   if (n == 0)
     throw std::invalid_argument("ch01::naive::MinMax: the min/max of 0 elements is undefined");
+  staged::RequireAlignedScratch(d_temp, "ch01::naive::MinMax");
   if (temp_bytes < MinMaxTempBytes<T>(n)) {
     throw std::invalid_argument("ch01::naive::MinMax: scratch of " + std::to_string(temp_bytes) +
                                 " bytes, needs " + std::to_string(MinMaxTempBytes<T>(n)));

@@ -226,6 +226,7 @@ void Launch(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
   if (n == 0) {
     throw std::invalid_argument("ch01::optimized::MinMax: the min/max of 0 elements is undefined");
   }
+  staged::RequireAlignedScratch(d_temp, "ch01::optimized::MinMax");
   if (d_temp == nullptr || temp_bytes < MinMaxTempBytes<T>(n)) {
     throw std::invalid_argument("ch01::optimized::MinMax: scratch of " +
                                 std::to_string(temp_bytes) + " bytes, needs " +

@@ -9,6 +9,12 @@
  * side by side and one test body can run against all of them. Chapter 03 reuses
  * `ch02::optimized::ExclusiveScan` through this header.
  *
+ * The scratch `d_temp` must be 16-byte aligned (`staged::kScratchAlignment`; the look-back scan
+ * keeps 64-bit status words there, updated atomically): `cudaMalloc`'s pointers are, and a
+ * piece of a larger buffer must start at a multiple of 16 bytes. Every launcher, the library
+ * baselines and the look-back contrasts included, refuses another with `staged::UsageError`
+ * (`CheckArguments`) before anything is queued.
+ *
  * The optimized scan comes in two stages: `ExclusiveScanBlelloch` (the seed's work-efficient
  * tree, three passes over memory) and `ExclusiveScan` (single pass with decoupled look-back).
  *
@@ -123,7 +129,8 @@ std::size_t HistogramTempBytes(std::size_t n);
  * @param[in] d_in device bytes
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
  * @param[out] d_hist 256 device counters (overwritten)
- * @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes (may be null when that is 0)
+ * @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes, 16-byte aligned (may be null
+ *            when that is 0)
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -141,7 +148,7 @@ std::size_t ExclusiveScanTempBytes(std::size_t n);
  * @param[in] d_in device input
  * @param[out] d_out device output; must not alias @p d_in
  * @param[in] n number of elements (any n >= 0)
- * @param[in] d_temp scratch of `ExclusiveScanTempBytes<T>(n)` bytes
+ * @param[in] d_temp scratch of `ExclusiveScanTempBytes<T>(n)` bytes, 16-byte aligned
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -157,7 +164,7 @@ std::size_t CountingSortTempBytes(std::size_t n);
  * @param[in] d_in device bytes
  * @param[out] d_out n device bytes, sorted ascending; must not alias @p d_in
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
- * @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes
+ * @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes, 16-byte aligned
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -185,7 +192,8 @@ std::size_t HistogramTempBytes(std::size_t n);
  * @param[in] d_in device bytes (any alignment)
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
  * @param[out] d_hist 256 device counters (overwritten)
- * @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes (may be null when that is 0)
+ * @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes, 16-byte aligned (may be null
+ *            when that is 0)
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -212,7 +220,7 @@ std::size_t ExclusiveScanTempBytes(std::size_t n);
  * @param[in] d_in device input (4-byte aligned, any offset)
  * @param[out] d_out device output; may equal @p d_in (in place), must not partially overlap it
  * @param[in] n number of elements (any n >= 0)
- * @param[in] d_temp scratch of at least `ExclusiveScanTempBytes<T>(n)` bytes
+ * @param[in] d_temp scratch of at least `ExclusiveScanTempBytes<T>(n)` bytes, 16-byte aligned
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -257,7 +265,8 @@ std::size_t ExclusiveScanBlellochTempBytes(std::size_t n);
  * @param[in] d_in device input
  * @param[out] d_out device output; may equal @p d_in (in place), must not partially overlap it
  * @param[in] n number of elements (any n >= 0)
- * @param[in] d_temp scratch of at least `ExclusiveScanBlellochTempBytes<T>(n)` bytes
+ * @param[in] d_temp scratch of at least `ExclusiveScanBlellochTempBytes<T>(n)` bytes, 16-byte
+ *            aligned
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -274,7 +283,7 @@ std::size_t CountingSortTempBytes(std::size_t n);
  * @param[in] d_in device bytes (any alignment)
  * @param[out] d_out n device bytes, sorted ascending; must not alias @p d_in
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
- * @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes
+ * @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes, 16-byte aligned
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -293,7 +302,7 @@ std::size_t HistogramTempBytes(std::size_t n);
 /// @param[in] d_in device bytes
 /// @param[in] n number of bytes
 /// @param[out] d_hist 256 device counters (overwritten)
-/// @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes
+/// @param[in] d_temp scratch of `HistogramTempBytes(n)` bytes, 16-byte aligned
 /// @param[in] temp_bytes size of @p d_temp
 /// @param[in] stream stream the work is queued on
 void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, void* d_temp,
@@ -309,7 +318,7 @@ std::size_t ExclusiveScanTempBytes(std::size_t n);
 /// @param[in] d_in device input
 /// @param[out] d_out device output
 /// @param[in] n number of elements
-/// @param[in] d_temp scratch of `ExclusiveScanTempBytes<T>(n)` bytes
+/// @param[in] d_temp scratch of `ExclusiveScanTempBytes<T>(n)` bytes, 16-byte aligned
 /// @param[in] temp_bytes size of @p d_temp
 /// @param[in] stream stream the work is queued on
 template <typename T>
@@ -324,7 +333,7 @@ std::size_t CountingSortTempBytes(std::size_t n);
 /// @param[in] d_in device bytes
 /// @param[out] d_out n device bytes, sorted ascending
 /// @param[in] n number of bytes
-/// @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes
+/// @param[in] d_temp scratch of `CountingSortTempBytes(n)` bytes, 16-byte aligned
 /// @param[in] temp_bytes size of @p d_temp
 /// @param[in] stream stream the work is queued on
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
@@ -340,7 +349,7 @@ std::size_t CountingSortPipelineTempBytes(std::size_t n);
  * @param[in] d_in device bytes
  * @param[out] d_out n device bytes, sorted ascending
  * @param[in] n number of bytes
- * @param[in] d_temp scratch of `CountingSortPipelineTempBytes(n)` bytes
+ * @param[in] d_temp scratch of `CountingSortPipelineTempBytes(n)` bytes, 16-byte aligned
  * @param[in] temp_bytes size of @p d_temp
  * @param[in] stream stream the work is queued on
  */
@@ -349,8 +358,9 @@ void CountingSortPipeline(const std::uint8_t* d_in, std::uint8_t* d_out, std::si
 
 }  // namespace library
 
-/// Throws `std::invalid_argument` naming @p what unless @p temp_bytes >= @p needed (and
-/// @p d_temp is non-null when @p needed > 0), and unless @p n <= kMaxElements.
+/// Throws `staged::UsageError` naming @p what unless @p d_temp is 16-byte aligned, and
+/// `std::invalid_argument` unless @p temp_bytes >= @p needed (and @p d_temp is non-null when
+/// @p needed > 0) and @p n <= kMaxElements.
 /// @param[in] what the function checking its arguments
 /// @param[in] n element count passed to it
 /// @param[in] d_temp scratch pointer passed to it

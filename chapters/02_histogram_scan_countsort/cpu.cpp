@@ -9,11 +9,13 @@
 #include <string>
 
 #include "chapters/02_histogram_scan_countsort/countsort.cuh"
+#include "common/aligned_split.hpp"
 
 namespace ch02 {
 
 void CheckArguments(const char* what, std::size_t n, const void* d_temp, std::size_t temp_bytes,
                     std::size_t needed) {
+  staged::RequireAlignedScratch(d_temp, what);
   if (n > kMaxElements) {
     throw std::invalid_argument(std::string(what) + ": n = " + std::to_string(n) +
                                 " exceeds the 32-bit count limit " + std::to_string(kMaxElements));

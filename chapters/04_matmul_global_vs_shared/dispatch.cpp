@@ -56,7 +56,8 @@ long long CeilDiv(long long a, long long b) { return (a + b - 1) / b; }
 std::size_t SliceFloats(int m, int n) { return static_cast<std::size_t>(m) * ((n + 3) / 4 * 4); }
 
 // PlanSplitK's model (see its documentation in matmul.cuh), in units of one 8-deep k-tile of
-// an SM holding kSplitKWarpsPerSm warps.
+// an SM holding kSplitKWarpsPerSm warps. Its constants were tuned on the H200; other GPUs may
+// prefer other values.
 /// Least cost of one k-tile: the latency of its global loads, when too few warps hide it.
 constexpr double kLatencyFloor = 0.85;
 /// Units a wave of blocks spends outside its loop: the first tile's loads, the stores.
@@ -246,9 +247,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
                                "' is float only; int32 runs tiled16");
     }
   }
-  if (workspace.data != nullptr && !staged::IsAligned16(workspace.data)) {
-    throw std::invalid_argument("ch04 workspace must be 16-byte aligned");
-  }
+  staged::RequireAlignedScratch(workspace.data, "ch04::optimized::Matmul workspace");
   if (m == 0 || n == 0) return;
   if (stage == Stage::kTiled16) {
     detail::LaunchTiled16(d_a, d_b, d_c, m, n, k, stream);  // K == 0 writes zeros

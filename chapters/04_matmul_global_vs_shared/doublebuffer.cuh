@@ -55,7 +55,7 @@ constexpr int kMinBlocks = 2;
  * @param[in] split the K range of each split and where its result goes
  * @par Launch configuration
  * kBm·kBn/64 threads; grid (ceil(M/kBm)·ceil(N/kBn), splits); 2·8·(kBm + 4 + kBn)·4 bytes of
- * static shared memory (16.6 KiB for 128×128). Moves 4·(kBm + kBn)·K_split bytes per block for
+ * static shared memory (16.25 KiB for 128×128). Moves 4·(kBm + kBn)·K_split bytes per block for
  * 2·kBm·kBn·K_split flops.
  * @pre M, N in [1, kMaxDimension]; every split's range of K is non-empty and starts at a
  *      multiple of 8; a, b, out do not alias; alignment as the flags say.

@@ -192,16 +192,18 @@ Stage ParseStage(const std::string& word);
 /// @param[in] n columns of C
 bool TimedOnShape(Stage stage, int m, int n);
 
-/// Largest min(M, N) that ChooseStage sends to the skinny stage.
+/// Largest min(M, N) that ChooseStage sends to the skinny stage (tuned on the H200).
 inline constexpr int kSkinnyMaxSide = 16;
-/// Largest K that ChooseStage treats as short (rule 4).
+/// Largest K that ChooseStage treats as short (rule 4; tuned on the H200).
 inline constexpr int kShortK = 64;
 /// Least K for which ChooseStage takes stream-K (rule 5): below it the time the split wins (a
 /// fraction of one tile's loop) is not clearly more than what it adds (a memset, a second
-/// launch, the partial sums of the split tiles).
+/// launch, the partial sums of the split tiles). Tuned on the H200; other GPUs may prefer
+/// another threshold.
 inline constexpr int kStreamKMinK = 1024;
 /// The stage of rule 6, large shapes: the 128×128 whole-K kernel that measured fastest on the
-/// target GPU (the lesson's stage table, which also lists the candidates that lost to it).
+/// H200 (the lesson's stage table, which also lists the candidates that lost to it); another
+/// GPU may rank them otherwise.
 inline constexpr Stage kLargeShapeStage = Stage::kDoubleBuffer;
 
 /// Warps per SM each split-K tile's kernel is compiled for (its __launch_bounds__ caps the
@@ -237,7 +239,8 @@ Residency ModelResidency(const staged::DeviceLimits& limits);
 
 /// @brief The shape rule behind Stage::kBest: a pure function of the shape and the residency
 ///        (tested on the host for every shape class). Each rule names the stage that was
-///        fastest on its class of shapes in the lesson's measurements.
+///        fastest on its class of shapes in the lesson's measurements on the H200; other GPUs
+///        may draw the lines elsewhere.
 ///
 /// 1. M, N or K zero: nothing to multiply, kDoubleBuffer (it writes zeros or nothing).
 /// 2. min(M, N) <= kSkinnyMaxSide and at least sms/4 tiles of 8×8: kSkinny. A 64- or
@@ -305,7 +308,8 @@ inline constexpr int kStreamKDepth = 16;
 /// 1 on a T4's 64 KiB).
 inline constexpr int kStreamKBlocksPerSm = 2;
 /// Largest share of a wave's block slots the last wave may fill for PlanStreamK to split it,
-/// in tenths: with 9 of 10 slots busy or more, too little is idle to pay for the split.
+/// in tenths: with 9 of 10 slots busy or more, too little is idle to pay for the split. Tuned on
+/// the H200; other GPUs may prefer another threshold.
 inline constexpr int kStreamKMaxFillTenths = 9;
 
 /// How stage 8 covers a shape: stage 4 on the first tiles, stream-K blocks on the rest.
@@ -366,8 +370,8 @@ std::size_t WorkspaceBytes(int m, int n, int k, Stage stage = Stage::kBest);
 /// @param[in] k columns of A, rows of B
 /// @param[in] stage which kernel runs (kBest: the one ChooseStage picks)
 /// @param[in] stream stream the kernels are queued on
-/// @param[in] workspace scratch for split-K and stream-K (16-byte aligned; not used concurrently
-///            by another call)
+/// @param[in] workspace scratch for split-K and stream-K (16-byte aligned, else
+///            `staged::UsageError`; not used concurrently by another call)
 template <typename T>
 void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage,
             cudaStream_t stream, Workspace workspace = {});

@@ -48,7 +48,7 @@ constexpr int kStages = 3;
  * @param[in] split the K range of each split and where its result goes
  * @par Launch configuration
  * kBm·kBn/64 threads (128 or 64); grid (ceil(M/kBm)·ceil(N/kBn), splits); kStages·8·(kBm + 4 +
- * kBn)·4 bytes of static shared memory (18.8 KiB for 64×128); at most 128 registers, so that
+ * kBn)·4 bytes of static shared memory (18.4 KiB for 64×128); at most 128 registers, so that
  * kSplitKWarpsPerSm warps share an SM. Moves 4·(kBm + kBn)·K_split bytes per block for
  * 2·kBm·kBn·K_split flops.
  * @pre M, N in [1, kMaxDimension]; every split's range of K is non-empty and starts at a

@@ -39,7 +39,7 @@ constexpr int kVecThreads = 256;
  * @param[in] n columns of B and C
  * @param[in] k columns of A, rows of B
  * @par Launch configuration
- * 256 threads, 1-D grid of ceil(M/128)·ceil(N/128) blocks; about 8.3 KiB of static shared
+ * 256 threads, 1-D grid of ceil(M/128)·ceil(N/128) blocks; about 8.1 KiB of static shared
  * memory.
  * @pre M, N, K in [1, kMaxDimension]; a, b, c do not alias; alignment as the flags say.
  */

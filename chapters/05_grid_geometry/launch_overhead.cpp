@@ -42,7 +42,7 @@ void MeasureLaunchOverhead(int n, const Results& res, const MeasureRow& measure,
                                 [&](cudaStream_t s) { EmptyLaunches(launches, s); }, stream));
   // The same launches as one graph: one host call, timed behind the gate.
   EmptyGraph empty(launches, stream);
-  add_empty("empty_launch+graph", TimeWork(
+  add_empty("empty_launch+graph", staged::TimeGpu(
                                       staged::TimingOptions{warmup, reps, false, true},
                                       [&](cudaStream_t s) { empty.Replay(s); }, stream));
 }

@@ -7,10 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iostream>
-#include <stdexcept>
 #include <string>
-#include <typeinfo>
 
 #include "common/cuda_check.hpp"
 
@@ -65,22 +62,6 @@ staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool ga
 }
 // snippet-end: ch05-timing-for
 
-staged::TimingStats TimeWork(const staged::TimingOptions& options,
-                             const std::function<void(cudaStream_t)>& run, cudaStream_t stream) {
-  try {
-    return staged::TimeGpu(options, run, stream);
-  } catch (const std::logic_error& e) {
-    // TimeGpu reports a gate timeout as a plain std::logic_error; its subclasses
-    // (invalid_argument, out_of_range, ...) are other errors.
-    if (!options.gate || typeid(e) != typeid(std::logic_error)) throw;
-    std::cerr << "note: gated timing stalled the host (" << e.what()
-              << "); this row is timed without the gate and includes host submission\n";
-  }
-  staged::TimingOptions ungated = options;
-  ungated.gate = false;
-  return staged::TimeGpu(ungated, run, stream);
-}
-
 Measured RunCheckTime(Problem& p, const Work& work, const Checker& check, const TimingPlan& plan,
                       cudaStream_t stream) {
   Measured m;
@@ -104,7 +85,7 @@ Measured RunCheckTime(Problem& p, const Work& work, const Checker& check, const 
   CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   const std::size_t bytes = 3 * p.d_c.bytes();  // A, B and C: N² integers each
   const bool flush = staged::ShouldFlushL2(bytes, static_cast<std::size_t>(l2));
-  m.time = TimeWork(TimingFor(plan, m.first_ms, work.gated, flush), work.run, stream);
+  m.time = staged::TimeGpu(TimingFor(plan, m.first_ms, work.gated, flush), work.run, stream);
   // snippet-end: ch05-l2-rule
   return m;
 }

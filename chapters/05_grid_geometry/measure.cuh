@@ -95,16 +95,6 @@ struct TimingPlan {
 /// @param[in] flush_l2 whether to flush L2 before each rep
 staged::TimingOptions TimingFor(const TimingPlan& plan, double first_ms, bool gated, bool flush_l2);
 
-/// `staged::TimeGpu(options, run, stream)`, except that when gated work stalls the host behind
-/// the gate (`std::logic_error`: the driver queued less of it than the gate holds back, as a
-/// graph of thousands of nodes may), it says so on stderr and times the work again without the
-/// gate; that row's time then includes the host's submission.
-/// @param[in] options warm-ups, reps, L2, gate
-/// @param[in] run the work
-/// @param[in] stream the stream
-staged::TimingStats TimeWork(const staged::TimingOptions& options,
-                             const std::function<void(cudaStream_t)>& run, cudaStream_t stream);
-
 /// The result of one measured variant.
 struct Measured {
   staged::TimingStats time;     ///< timed reps (after the checked run)

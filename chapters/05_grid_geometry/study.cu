@@ -49,6 +49,7 @@
 #include "common/cuda_check.hpp"
 #include "common/entry.hpp"
 #include "common/stream.hpp"
+#include "common/timing_caveats.hpp"
 
 namespace {
 
@@ -314,6 +315,8 @@ int Run(int argc, char** argv) {
     std::fprintf(stdout, "\nverified: %s\n",
                  report.AllVerified() ? (opt.verify ? "yes" : "skipped") : "no");
   }
+  std::fflush(stdout);
+  staged::PrintTimingCaveats(opt.format == staged::OutputFormat::kTable ? std::cout : std::cerr);
   std::cout.flush();
   if (!report.AllVerified()) {
     throw staged::VerificationError("a variant differs from its reference (rerun with --seed " +

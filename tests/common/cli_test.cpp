@@ -4,6 +4,7 @@
 
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/cli.hpp"
@@ -99,6 +100,65 @@ TEST(Cli, UsageErrors) {
   for (const auto& args : bad) {
     Cli cli("prog", "test", Defaults());
     EXPECT_THROW(ParseArgs(cli, args), UsageError) << args[0];
+  }
+}
+
+TEST(Cli, EveryUsageErrorNamesItsFlag) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--reps", "0"}, "--reps"},
+      {{"--reps", "x"}, "--reps"},
+      {{"--seed", "-3"}, "--seed"},
+      {{"--seed", "1.5"}, "--seed"},
+      {{"--warmup", "-1"}, "--warmup"},
+      {{"--cpu-reps", "many"}, "--cpu-reps"},
+      {{"--n", "abc"}, "--n"},
+      {{"--n=8G"}, "--n"},
+      {{"--format", "xml"}, "--format"},
+      {{"--dist", "zipf"}, "--dist"},
+      {{"--buckets", "1"}, "--buckets"},
+      {{"--buckets=ten"}, "--buckets"},
+      {{"--k", "0"}, "--k"}};
+  for (const auto& [args, flag] : bad) {
+    Cli cli("prog", "test", Defaults());
+    std::int64_t buckets = 1024;
+    std::uint64_t k = 16;
+    cli.AddInt("buckets", &buckets, 2, 65536, "bucket count");
+    cli.AddSize("k", &k, 1, 1 << 20, "inner dimension");
+    try {
+      ParseArgs(cli, args);
+      ADD_FAILURE() << args[0] << " was accepted";
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(flag, 0), 0u)
+          << "the message does not start with " << flag << ": " << e.what();
+    }
+  }
+}
+
+TEST(Cli, SizeRangeStartsAtTheSmallestAcceptedSizeAndSaysWhy) {
+  CliDefaults d = Defaults();
+  d.min_n = 1;
+  d.min_n_reason = "0 is refused: the minimum of nothing is undefined";
+  Cli cli("prog", "test", d);
+  std::ostringstream help;
+  ParseArgs(cli, {"--help"}, &help);
+  EXPECT_NE(help.str().find("range 1..4G; 0 is refused: the minimum of nothing is undefined"),
+            std::string::npos)
+      << help.str();
+  Cli again("prog", "test", d);
+  try {
+    ParseArgs(again, {"--n", "0"});
+    ADD_FAILURE() << "--n 0 was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("the minimum of nothing is undefined"), std::string::npos)
+        << e.what();
+  }
+  // Above the range, the reason for the lower bound is not given.
+  Cli big("prog", "test", d);
+  try {
+    ParseArgs(big, {"--n", "8G"});
+    ADD_FAILURE() << "--n 8G was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()).find("nothing"), std::string::npos) << e.what();
   }
 }
 

@@ -6,9 +6,11 @@
 #include <new>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 
 #include "common/cuda_check.hpp"
 #include "common/entry.hpp"
+#include "common/timing_caveats.hpp"
 
 namespace staged {
 namespace {
@@ -108,6 +110,43 @@ TEST(StartRun, HelpReturnsNothingToRun) {
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_FALSE(ctx.has_value());
   EXPECT_NE(out.find("Usage: prog"), std::string::npos);
+}
+
+// Times that are not comparable say so next to the rows: under the table, or on stderr when
+// stdout is CSV (which must stay one header and one line per row).
+TEST(FinishRun, NotesTimingCaveatsAndTheRowsTheyTouched) {
+  DeviceInfo device;
+  device.name = "Test GPU";
+  Report report("01_minmax_reduction", 42, device, "library:cub");
+  ReportRow row;
+  row.variant = "optimized";
+  row.n = 1000;
+  row.dist = "uniform";
+  row.time.median_ms = row.time.min_ms = row.time.max_ms = 1.0;
+  row.time.reps = 1;
+  row.time.ungated_reason = "a caveat of the FinishRun test";
+  report.Add(row);
+  NoteTimingCaveat(row.time.ungated_reason);
+  CommonOptions table;
+  testing::internal::CaptureStdout();
+  EXPECT_EQ(FinishRun(report, table), kExitOk);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("note: times not comparable with a normal run: a caveat of the FinishRun"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("note: rows timed without the stream gate: optimized (n = 1000, uniform)"),
+            std::string::npos)
+      << out;
+  CommonOptions csv;
+  csv.format = OutputFormat::kCsv;
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(FinishRun(report, csv), kExitOk);
+  const std::string csv_out = testing::internal::GetCapturedStdout();
+  const std::string csv_err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(csv_out.find("note:"), std::string::npos) << csv_out;
+  EXPECT_EQ(std::count(csv_out.begin(), csv_out.end(), '\n'), 2) << csv_out;
+  EXPECT_NE(csv_err.find("a caveat of the FinishRun test"), std::string::npos) << csv_err;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "common/report.hpp"
 
@@ -29,7 +30,10 @@ ReportRow Row(const std::string& variant, double median, double throughput,
   r.variant = variant;
   r.n = 1024;
   r.dist = "uniform";
-  r.time = {median, median * 0.9, median * 1.1, 10};
+  r.time.median_ms = median;
+  r.time.min_ms = median * 0.9;
+  r.time.max_ms = median * 1.1;
+  r.time.reps = 10;
   r.throughput = throughput;
   r.unit = unit;
   return r;
@@ -152,6 +156,15 @@ TEST(Report, JsonHasDeviceAndRows) {
   EXPECT_NE(s.find("\"variant\": \"optimized\""), std::string::npos);
   EXPECT_NE(s.find("\"speedup_cpu\": 8.000"), std::string::npos);
   EXPECT_EQ(std::count(s.begin(), s.end(), '{'), 6);  // root, device, 4 rows
+}
+
+TEST(Report, UngatedRowsAreNamedWithTheirSizeAndDistribution) {
+  Report rep = Sample();
+  EXPECT_TRUE(rep.UngatedRows().empty());
+  ReportRow r = Row("optimized:ungated", 1.0, 1.0);
+  r.time.ungated_reason = "the stream gate is off (STAGED_GATE_TIMEOUT_S=0)";
+  rep.Add(r);
+  EXPECT_EQ(rep.UngatedRows(), std::vector<std::string>{"optimized:ungated (n = 1024, uniform)"});
 }
 
 TEST(GigabytesPerSecond, Units) {

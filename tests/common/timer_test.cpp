@@ -2,10 +2,14 @@
 /// @brief Host tests of timing statistics and the CPU timer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "common/timer.hpp"
+#include "common/timing_caveats.hpp"
 
 namespace staged {
 namespace {
@@ -50,6 +54,19 @@ TEST(ShouldFlushL2, BelowFourTimesL2Only) {
 TEST(TimingOptions, GateIsOnByDefault) {
   const TimingOptions o{1, 2, false};
   EXPECT_TRUE(o.gate);
+}
+
+TEST(TimingCaveats, EachReasonIsNotedOnceAndPrintedAsNotComparable) {
+  const std::string why = "a reason only this test gives";
+  NoteTimingCaveat(why);
+  NoteTimingCaveat(why);
+  const std::vector<std::string> all = TimingCaveats();
+  EXPECT_EQ(std::count(all.begin(), all.end(), why), 1);
+  std::ostringstream out;
+  PrintTimingCaveats(out);
+  EXPECT_NE(out.str().find("note: times not comparable with a normal run: " + why + "\n"),
+            std::string::npos)
+      << out.str();
 }
 
 }  // namespace

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Tests of the test-suite scripts' logic on made-up input: build_progress.py (the progress
+lines), ctest_summary.py (the reasons a JUnit skip gives), check_test_labels.py (timer calls
+outside *Timing suites) and check_page_commands.py (which words of a page are commands).
+
+Run: python3 scripts/test_scripts.py   (nothing else needed)
+"""
+import io
+import pathlib
+import sys
+import tempfile
+import textwrap
+import unittest
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import build_progress  # noqa: E402
+import check_page_commands  # noqa: E402
+import check_test_labels  # noqa: E402
+import ctest_summary  # noqa: E402
+
+
+class BuildProgress(unittest.TestCase):
+    def run_build(self, lines, times, every=10):
+        clock = iter(times)
+        log, out = io.StringIO(), io.StringIO()
+        build_progress.follow(lines, log, out, every, "build", clock=lambda: next(clock))
+        return log.getvalue(), out.getvalue().splitlines()
+
+    def test_a_line_at_the_start_every_interval_and_at_the_end(self):
+        lines = [f"[{i}/10] Building thing {i}\n" for i in range(1, 11)]
+        lines.insert(3, "warning: something\n")
+        # start, then one clock reading per step, then the end
+        log, shown = self.run_build(lines, [0, 0, 3, 6, 12, 13, 14, 25, 26, 27, 28, 30])
+        self.assertEqual(log, "".join(lines))  # the log gets everything
+        self.assertEqual(shown, ["build: 10% (1 of 10 steps), 0s",
+                                 "build: 40% (4 of 10 steps), 12s",
+                                 "build: 70% (7 of 10 steps), 25s",
+                                 "build: 100% (10 of 10 steps), 30s"])
+
+    def test_nothing_to_build(self):
+        _, shown = self.run_build(["ninja: no work to do.\n"], [0, 1])
+        self.assertEqual(shown, ["build: nothing to do (1s)"])
+
+    def test_minutes(self):
+        self.assertEqual(build_progress.progress_line("build", 1, 3, 75),
+                         "build: 33% (1 of 3 steps), 1m15s")
+
+
+JUNIT = """<?xml version="1.0" encoding="UTF-8"?>
+<testsuite name="x" tests="4" failures="0" skipped="3">
+  <testcase name="A.NoGpu" status="notrun">
+    <skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>
+    <system-out>[ RUN      ] A.NoGpu
+tests/gpu_test.hpp:24: Skipped
+no usable CUDA GPU here
+[  SKIPPED ] A.NoGpu (0 ms)</system-out>
+  </testcase>
+  <testcase name="B.Memory" status="notrun">
+    <skipped message="SKIP_REGULAR_EXPRESSION_MATCHED"/>
+    <system-out>tests/x.cu:7: Skipped
+needs about 2.2 GB of free device memory
+</system-out>
+  </testcase>
+  <testcase name="ch01_naive.smoke" status="notrun">
+    <skipped message="SKIP_RETURN_CODE=77"/>
+    <system-out>ch01_naive: skipped: no NVIDIA GPU found
+</system-out>
+  </testcase>
+  <testcase name="C.Ran" status="run"><system-out>ok</system-out></testcase>
+</testsuite>
+"""
+
+
+class CtestSummary(unittest.TestCase):
+    def test_skips_say_why(self):
+        tree = ET.ElementTree(ET.fromstring(JUNIT.split("\n", 1)[1]))
+        self.assertEqual(ctest_summary.name_skips(tree), 3)
+        messages = {c.get("name"): c.find("skipped").get("message")
+                    for c in tree.getroot().iter("testcase") if c.find("skipped") is not None}
+        self.assertEqual(messages, {"A.NoGpu": "no GPU",
+                                    "B.Memory": "needs about 2.2 GB of free device memory",
+                                    "ch01_naive.smoke": "no GPU"})
+
+    def test_times_report_per_label_and_slowest_first(self):
+        root = ET.fromstring('<testsuite time="12"><testcase name="a" time="3"/>'
+                             '<testcase name="b" time="5"/><testcase name="c" time="1"/>'
+                             '</testsuite>')
+        labels = {"a": ["gpu"], "b": ["gpu", "timing"], "c": ["host"]}
+        lines = ctest_summary.times_report(root, labels, slowest=2)
+        self.assertEqual(lines[0], "wall time of the run: 12 s; sum of the tests' times: 9 s "
+                                   "over 3 tests")
+        self.assertEqual(lines[1], "  label gpu: 2 tests, 8 s, 4.00 s each on average")
+        self.assertEqual(lines[-2:], ["      5.00 s  b", "      3.00 s  a"])
+
+    def test_unknown_output_keeps_ctests_message(self):
+        self.assertIsNone(ctest_summary.skip_reason("nothing useful"))
+
+
+class TimingSuites(unittest.TestCase):
+    def test_a_timer_call_outside_a_timing_suite_is_a_problem(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (pathlib.Path(tmp) / "x_test.cu").write_text(textwrap.dedent("""\
+                TEST_F(GpuResources, Bad) {
+                  auto t = TimeGpu(opt, [] { Launch(); });
+                }
+                void Helper() { TimeGpu(opt, work); }  // not a test body
+                TEST(FooTiming, Good) { MeasurePeaks(info); }
+                TYPED_TEST(Foo, Fine) { if (x) { y(); } }
+                TEST_P(Bar, AlsoBad) { StreamGate gate; }
+                """))
+            problems = check_test_labels.timing_outside_timing_suites(tmp)
+        self.assertEqual(len(problems), 2, problems)
+        self.assertIn("GpuResources.Bad calls TimeGpu", problems[0])
+        self.assertIn("Bar.AlsoBad calls StreamGate", problems[1])
+
+    def test_names_of_timing_suites(self):
+        for name in ("GpuTiming.X", "Prefix/MeasuredTiming.X/param", "MinMaxTiming.X<float>"):
+            self.assertTrue(check_test_labels.TIMING_TEST.match(name), name)
+        for name in ("TimingOptions.GateIsOnByDefault", "GpuResources.Timing", "Ch04Bench.X"):
+            self.assertFalse(check_test_labels.TIMING_TEST.match(name), name)
+
+
+class PageCommands(unittest.TestCase):
+    def test_blocks_inline_spans_and_what_is_not_a_command(self):
+        page = textwrap.dedent("""\
+            Run `scripts/test.sh --chapter 01` or just `ctest`; see `build/test.log` and
+            `ctest -L <folder>`.
+
+            ```sh
+            # a comment line
+            A=1 scripts/gpu_suite.sh OUTDIR   # with a comment
+            compute-sanitizer --tool memcheck \\
+                build/bin/ch01_naive --n 5
+            scripts/test.sh --chapter 01
+            ```
+
+            ```cuda
+            int main() {}
+            ```
+            """)
+        self.assertEqual(check_page_commands.extract(page),
+                         ["scripts/test.sh --chapter 01", "A=1 scripts/gpu_suite.sh OUTDIR",
+                          "compute-sanitizer --tool memcheck build/bin/ch01_naive --n 5"])
+
+    def test_without_the_sanitizer_its_target_runs(self):
+        self.assertEqual(check_page_commands.without_sanitizer(
+            "X=0 compute-sanitizer --tool racecheck --print-limit=20 build/bin/a --n 5"),
+            "X=0 build/bin/a --n 5")
+
+
+if __name__ == "__main__":
+    unittest.main()
