@@ -14,7 +14,8 @@ The documents are listed in docs/figures.txt, one a line, with the words that na
     source harris: Harris | G80 | 8800 GTX
 
 This check reads every page (chapter folders, docs/pages, the root README.md and
-docs/results/README.md) outside code blocks, code spans, comments and generated results tables,
+docs/results/README.md) outside code blocks, code spans, comments, link targets and generated
+results tables,
 and reports each number followed by a unit of bandwidth (GB/s, TB/s, B/s ...), throughput
 (GFLOP/s, TFLOP/s, GE/s, GIOP/s, GHz ...) or time (ns, µs, ms, s, cycles, clocks, bytes per
 clock ...) that is not a named figure's value, and, in a table whose column heading names such a
@@ -71,7 +72,10 @@ def hide(line):
     code spans blanked out (same length)."""
     out = mdpages.FIGURE.sub(lambda m: " " * len(m.group(0)), line)
     out = re.sub(r"<!--.*?-->", lambda m: " " * len(m.group(0)), out)
-    return mdpages.CODE_SPAN.sub(lambda m: " " * len(m.group(0)), out)
+    out = mdpages.CODE_SPAN.sub(lambda m: " " * len(m.group(0)), out)
+    for kind, _, start, end in mdpages.links(out):  # a link's target is not prose
+        out = out[:start] + " " * (end - start) + out[end:]
+    return out
 
 
 def cells(line):
