@@ -20,7 +20,8 @@ Doxygen's warnings stay those of the page):
 - the comment that names a figure (`4.52<!--=read_tbs-->`) is dropped, so the number keeps the
   space after it (Doxygen 1.9.4 swallows the space after a comment);
 - code spans in headings and in the text of links that become `@ref` lose their backticks
-  (Doxygen 1.9.4 would print them, or `<tt>`, literally).
+  (Doxygen 1.9.4 would print them, or `<tt>`, literally); in a heading their `_` and `*` are
+  escaped.
 Anything else passes unchanged. The rules are in mdpages.py, shared with check_markdown.py.
 
 Usage: doxygen_filter.py PAGE.md   (writes the translated page to stdout)
@@ -88,9 +89,14 @@ def deeper_page(kind, dest, rel, page_dir):
     return mdpages.page_label(target)
 
 
-def strip_code_spans(text):
-    """`text` with each inline code span replaced by its content."""
-    return mdpages.CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+def strip_code_spans(text, escape=False):
+    """`text` with each inline code span replaced by its content; with `escape`, its `_` and `*`
+    escaped (in a heading, `__launch_bounds__` would otherwise turn bold once it is no longer
+    code; Doxygen refuses escapes in the text of an @ref)."""
+    if not escape:
+        return mdpages.CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+    return mdpages.CODE_SPAN.sub(
+        lambda m: re.sub(r"([_*])", r"\\\1", m.group(2).strip()), text)
 
 
 def translate(text, rel):
@@ -138,7 +144,7 @@ def translate(text, rel):
         if mdpages.ATX_HEADING.match(visible):
             level, raw, anchor = next(slugs)
             # Doxygen 1.9.4 prints a code span in a heading as "<tt>...</tt>": plain text instead.
-            out = strip_code_spans(out)
+            out = strip_code_spans(out, escape=True)
             if not mdpages.EXPLICIT_ID.search(raw):
                 if first_heading and level == 1:
                     label = None if page == "index" else page

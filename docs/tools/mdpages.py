@@ -90,11 +90,17 @@ def ascii_label(text, first_letter=True):
 def heading_text(raw):
     """The text a reader sees in a heading, as the code host computes its anchor from it."""
     text = EXPLICIT_ID.sub("", raw)
-    text = CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+    spans = []  # code spans are literal: no emphasis or escapes inside them
+
+    def keep(m):
+        spans.append(m.group(2).strip())
+        return f"\0{len(spans) - 1}\0"
+    text = CODE_SPAN.sub(keep, text)
     text = INLINE_LINK.sub(lambda m: m.group("text"), text)
     text = re.sub(r"<[^>]+>", "", text)  # inline HTML
     text = re.sub(r"(?<![\w\\])[*_]{1,3}(?=\S)(.+?)(?<=\S)[*_]{1,3}(?!\w)", r"\1", text)
     text = re.sub(r"\\(.)", r"\1", text)  # backslash escapes
+    text = re.sub(r"\0(\d+)\0", lambda m: spans[int(m.group(1))], text)
     return text.strip()
 
 

@@ -466,7 +466,7 @@ class FilterTest(unittest.TestCase):
         lines = out.split("\n")
         self.assertEqual(lines[0], "# Chapter 01 — Min/max reduction {#ch01}")
         self.assertEqual(lines[2], "[TOC]")  # a bare toc line (before scripts/toc.py ran)
-        self.assertEqual(lines[4], "## Why __ldg helps {#ch01-why-__ldg-helps}")
+        self.assertEqual(lines[4], "## Why \\_\\_ldg helps {#ch01-why-__ldg-helps}")
         self.assertEqual(lines[6], "See [measuring](@ref measuring-ratios), "
                                    "[this](@ref ch01-why-__ldg-helps),")
         self.assertEqual(lines[7], "[home](@ref index), [csv](01_minmax_reduction.csv),")
@@ -484,8 +484,9 @@ class FilterTest(unittest.TestCase):
             Through [`__ldg`](#__ldg), not [`code`](https://example.com) or `[x](#y)`.
             """)
         self.assertEqual(out.split("\n")[2:5], [
-            "### __ldg {#glossary-__ldg}", "",
-            "Through [__ldg](@ref glossary-__ldg), not [`code`](https://example.com) or `[x](#y)`."])
+            "### \\_\\_ldg {#glossary-__ldg}", "",
+            "Through [__ldg](@ref glossary-__ldg), not [`code`](https://example.com) or "
+            "`[x](#y)`."])
 
     def test_toc_block_figures_and_deeper_pages(self):
         page = """\
@@ -533,6 +534,7 @@ class SlugTest(unittest.TestCase):
             "The M×2M block": "the-m2m-block",
             "**Bold** and [a link](x.md)": "bold-and-a-link",
             "Change 10 (where 64M stands)": "change-10-where-64m-stands",
+            "`__launch_bounds__` and **bold**": "__launch_bounds__-and-bold",
         }
         for heading, anchor in cases.items():
             self.assertEqual(mdpages.slug(mdpages.heading_text(heading)), anchor, heading)
