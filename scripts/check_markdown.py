@@ -16,6 +16,7 @@ For each tracked *.md file (or the files named), outside code blocks, code spans
     (`<!--=name-->` follows its value; a line that starts with a comment ends the paragraph on a
     code host);
   - a `<!-- toc -->` line is closed by a `<!-- /toc -->` line (scripts/toc.py writes the list);
+  - bold text does not start with a code span (the site would show the asterisks);
   - a chapter page (chapters/NN_topic/README.md) is a main path of at most MAX_CHAPTER_WORDS words
     outside code blocks and comments; the rest belongs on deeper pages beside it.
 Exit status: 0 clean, 1 problems (each printed as FILE:LINE: message), 2 usage.
@@ -176,6 +177,9 @@ class Checker:
                 self.problem(rel, number, f"raw Doxygen command '{m.group(0)}' shows as text on "
                              "a code host: use a Markdown link or image instead")
             self.check_markers(rel, number, line)
+            if re.search(r"(?:^|[^*\w])\*\*`", line) and "`**`" not in line:
+                self.problem(rel, number, "bold text that starts with a code span (**`x` ...**) "
+                             "shows its asterisks in the site (Doxygen 1.9.4): put a word first")
         self.check_page_shape(rel, text)
 
     def check_markers(self, rel, number, line):

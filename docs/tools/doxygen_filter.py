@@ -140,7 +140,9 @@ def translate(text, rel):
                             edits.append((a, b, strip_code_spans(line[a:b])))
         for start, end, new in sorted(edits, reverse=True):
             out = out[:start] + new + out[end:]
-        out = FIGURE_MARKER.sub("", out)
+        spans = [m.span() for m in mdpages.CODE_SPAN.finditer(out)]
+        out = FIGURE_MARKER.sub(  # a marker shown in a code span is an example: it stays
+            lambda m: m.group(0) if any(a <= m.start() < b for a, b in spans) else "", out)
         if mdpages.ATX_HEADING.match(visible):
             level, raw, anchor = next(slugs)
             # Doxygen 1.9.4 prints a code span in a heading as "<tt>...</tt>": plain text instead.

@@ -265,6 +265,10 @@ class CheckMarkdownMarkersTest(unittest.TestCase):
                     ":4: a line that starts with a figure marker")
         self.expect("# A\n\nreads\n4.52<!--=read_tbs--> TB/s\n", rc=0)
 
+    def test_bold_that_starts_with_a_code_span_fails(self):
+        self.expect("# A\n\n1. **`x` is here** now\n", ":3: bold text that starts with a code span")
+        self.expect("# A\n\n1. **Here is `x`** now\n", rc=0)
+
     def test_an_open_toc_fails(self):
         self.expect("# A\n\n<!-- toc -->\n\n## B\n", ":3: '<!-- toc -->' without its list")
         self.expect("# A\n\n<!-- toc -->\n- [B](#b)\n<!-- /toc -->\n\n## B\n", rc=0)
@@ -498,13 +502,13 @@ class FilterTest(unittest.TestCase):
 
             ## Notes
 
-            Reads 4.52<!--=read_tbs--> TB/s; see [the `design` notes](design_notes.md),
+            Reads 4.52<!--=read_tbs--> TB/s (`1<!--=x-->`); see [the `design` notes](design_notes.md),
             [a section](design_notes.md#why), [chapter 01](../01_minmax_reduction/README.md).
             """
         out = self.translate("chapters/03_mppsort/README.md", page).split("\n")
         self.assertEqual(out[2:5], ["[TOC]", "", ""])
-        self.assertEqual(out[8], 'Reads 4.52 TB/s; see @subpage ch03_design_notes '
-                                 '"the design notes",')
+        self.assertEqual(out[8], 'Reads 4.52 TB/s (`1<!--=x-->`); see @subpage '
+                                 'ch03_design_notes "the design notes",')
         self.assertEqual(out[9], "[a section](@ref ch03_design_notes-why), "
                                  "[chapter 01](@ref ch01).")
         deeper = self.translate("chapters/03_mppsort/design_notes.md",
