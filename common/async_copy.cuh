@@ -61,6 +61,7 @@ __device__ __forceinline__ void CopyToShared(void* dst, const void* src) {
  * @param[in] src global source, aligned to kBytes (not read when @p in is false)
  * @param[in] in whether to read @p src
  */
+// snippet-begin: async-copy-or-zero
 template <int kBytes>
 __device__ __forceinline__ void CopyToSharedOrZero(void* dst, const void* src, bool in) {
   static_assert(kBytes == 4 || kBytes == 16, "cp.async copies 4, 8 or 16 bytes; we use 4 and 16");
@@ -83,6 +84,7 @@ __device__ __forceinline__ void CopyToSharedOrZero(void* dst, const void* src, b
   }
 #endif
 }
+// snippet-end: async-copy-or-zero
 
 /// Closes this thread's copies issued since the last call into one group.
 __device__ __forceinline__ void CommitCopies() {

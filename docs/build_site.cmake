@@ -36,7 +36,8 @@ function(staged_existing out)
   set(${out} "${found}" PARENT_SCOPE)
 endfunction()
 staged_existing(STAGED_DOC_INPUT
-  README.md docs/pages/learning_path.md chapters docs/results/README.md docs/pages/pitfalls.md
+  README.md docs/pages/learning_path.md docs/pages/gpu.md chapters docs/results/README.md
+  docs/pages/pitfalls.md
   docs/pages/measuring.md docs/pages/glossary.md docs/pages/references.md
   docs/pages/instructors.md docs/pages/making_pages.md common)
 staged_existing(STAGED_DOC_IMAGES docs/plots docs/diagrams)

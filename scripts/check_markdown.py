@@ -11,7 +11,14 @@ For each tracked *.md file (or the files named), outside code blocks, code spans
   - no raw Doxygen syntax shows: `{#label}`, `[TOC]`, `@ref`, `\\dotfile`, `@snippet`, ...
     (the Doxygen filter docs/tools/doxygen_filter.py adds what the site needs);
   - a link is on one line (the tools read line by line), relative links are inline
-    [text](path) rather than HTML tags or reference definitions, and code fences are closed.
+    [text](path) rather than HTML tags or reference definitions, and code fences are closed;
+  - a comment (a marker) opens and closes on one line, and no line starts with a figure marker
+    (`<!--=name-->` follows its value; a line that starts with a comment ends the paragraph on a
+    code host);
+  - a `<!-- toc -->` line is closed by a `<!-- /toc -->` line (scripts/toc.py writes the list);
+  - bold text does not start with a code span (the site would show the asterisks);
+  - a chapter page (chapters/NN_topic/README.md) is a main path of at most MAX_CHAPTER_WORDS words
+    outside code blocks and comments; the rest belongs on deeper pages beside it.
 Exit status: 0 clean, 1 problems (each printed as FILE:LINE: message), 2 usage.
 
 Usage: scripts/check_markdown.py [FILE.md ...]
@@ -40,6 +47,8 @@ RAW_COMMAND = re.compile(
     r")(?![\w])")
 RAW_ID = re.compile(r"\{#[A-Za-z_][\w-]*\}")
 RAW_TOC = re.compile(r"\[TOC\]")
+MAX_CHAPTER_WORDS = 5000
+CHAPTER_PAGE = re.compile(r"chapters/\d\d_[^/]+/README\.md\Z")
 
 
 def tracked_files():
@@ -162,15 +171,47 @@ class Checker:
             elif RAW_ID.search(visible):
                 self.problem(rel, number, "raw Doxygen label {#...} in the text")
             if RAW_TOC.search(visible):
-                self.problem(rel, number, "[TOC] shows as text on a code host: write "
-                             "<!-- toc --> (the site turns it into a table of contents)")
+                self.problem(rel, number, "[TOC] shows as text on a code host: write a line "
+                             "<!-- toc --> and run scripts/toc.py (the site shows its own table)")
             for m in RAW_COMMAND.finditer(visible):
                 self.problem(rel, number, f"raw Doxygen command '{m.group(0)}' shows as text on "
                              "a code host: use a Markdown link or image instead")
-            if re.match(r"\s*<!--\s*num\b", line):
-                self.problem(rel, number, "a line that starts with a num marker (an HTML "
-                             "comment) ends the paragraph on a code host: move the marker after "
-                             "some text on the line")
+            self.check_markers(rel, number, line)
+            if re.search(r"(?:^|[^*\w])\*\*`", line) and "`**`" not in line:
+                self.problem(rel, number, "bold text that starts with a code span (**`x` ...**) "
+                             "shows its asterisks in the site (Doxygen 1.9.4): put a word first")
+        self.check_page_shape(rel, text)
+
+    def check_markers(self, rel, number, line):
+        """Markers (HTML comments) on one line; no line starts with a figure marker."""
+        start = 0
+        while True:
+            opening = line.find("<!--", start)
+            if opening < 0:
+                break
+            closing = line.find("-->", opening + 4)
+            if closing < 0:
+                self.problem(rel, number, "a comment (marker) that does not close on its line: "
+                             "keep each marker on one line")
+                break
+            start = closing + 3
+        if line.lstrip().startswith("<!--="):
+            self.problem(rel, number, "a line that starts with a figure marker: write the value "
+                         "before its marker (4.52<!--=name-->); a line that starts with a comment "
+                         "ends the paragraph on a code host")
+
+    def check_page_shape(self, rel, text):
+        """The table of contents block is closed; a chapter page stays a main path."""
+        block = mdpages.toc_block(text)
+        if block is not None and block[1] is None:
+            self.problem(rel, block[0] + 1, "'<!-- toc -->' without its list and '<!-- /toc -->' "
+                         "(run scripts/toc.py)")
+        if CHAPTER_PAGE.match(rel):
+            words = mdpages.word_count(text)
+            if words > MAX_CHAPTER_WORDS:
+                self.problem(rel, 1, f"{words} words outside code: a chapter page is a main path "
+                             f"of at most {MAX_CHAPTER_WORDS}; move design notes, cost models and "
+                             "profiles to a deeper page in the chapter folder")
 
 
 def main():

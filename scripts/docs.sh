@@ -5,8 +5,10 @@
 # Usage: scripts/docs.sh [--check] [BUILD_DIR]        (default BUILD_DIR: build-docs)
 #   --check   first check the pages as CI does: code blocks match their source regions
 #             (scripts/snippets.py --check), every link and image resolves and no raw Doxygen
-#             syntax shows (scripts/check_markdown.py), diagrams match their .dot sources
-#             (scripts/render_diagrams.sh --check)
+#             syntax shows (scripts/check_markdown.py), tables of contents match the headings
+#             (scripts/toc.py --check), diagrams match their .dot sources
+#             (scripts/render_diagrams.sh --check), figures match the CSVs and every figure is
+#             sourced (scripts/update_results.py --check, scripts/check_figures.py)
 # Exit: 0 built, 1 a check or the build failed, 2 something is missing and could not be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +18,7 @@ if [[ "${1:-}" == "--check" ]]; then
   check=1
   shift
 elif [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 0
 fi
 build=${1:-build-docs}
@@ -51,7 +53,10 @@ echo "docs: Doxygen $(doxygen --version)"
 if ((check)); then
   python3 scripts/snippets.py --check
   python3 scripts/check_markdown.py
+  python3 scripts/toc.py --check
   scripts/render_diagrams.sh --check
+  python3 scripts/update_results.py --check >/dev/null
+  python3 scripts/check_figures.py
 fi
 
 generator=()

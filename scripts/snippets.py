@@ -33,7 +33,6 @@ Exit status: 0 up to date (or rewritten), 1 a block differs or a marker is broke
 import argparse
 import pathlib
 import re
-import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -180,17 +179,6 @@ def process(page_rel, text, sources):
     return "\n".join(out), problems
 
 
-def tracked_pages():
-    try:
-        result = subprocess.run(["git", "ls-files", "-z", "*.md"], cwd=ROOT, check=True,
-                                capture_output=True)
-        return sorted(p for p in result.stdout.decode().split("\0") if p and (ROOT / p).exists())
-    except (OSError, subprocess.CalledProcessError):
-        return sorted(p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*.md")
-                      if not any(part.startswith(("build", ".")) for part in
-                                 p.relative_to(ROOT).parts))
-
-
 def main():
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
@@ -200,7 +188,7 @@ def main():
     parser.add_argument("pages", nargs="*", help="pages (default: every tracked *.md)")
     args = parser.parse_args()
     pages = []
-    for p in args.pages or tracked_pages():
+    for p in args.pages or mdpages.tracked_pages(ROOT):
         path = (ROOT / p) if not pathlib.Path(p).is_absolute() else pathlib.Path(p)
         if not pathlib.Path(p).is_absolute() and not path.exists():
             path = pathlib.Path(p).resolve()

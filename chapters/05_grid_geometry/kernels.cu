@@ -140,7 +140,7 @@ __device__ void Mx2MSharedTile(const std::int32_t* a, const std::int32_t* b, std
   const int col0 = tile_x * 2 * kM;
   // The A tile is 2M rows × M columns = one element per thread. Walking it in thread order
   // (linear id t -> row t/M, column t%M) gives consecutive threads consecutive addresses; the
-  // seed's tile_a[tx][ty] order put 32 rows in one warp.
+  // paper's tile_a[tx][ty] order put 32 rows in one warp.
   const int t = ty * 2 * kM + tx;
   const int a_r = t / kM;
   const int a_c = t % kM;

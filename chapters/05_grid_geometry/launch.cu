@@ -41,11 +41,11 @@ void ForEachLaunch(int n, const Config& cfg, LaunchFn&& launch) {
       }
       break;
     case Arrangement::kGrid1d:
-      // K/2 launches for M×2M (K = N/M): launch y computes tile row y.
+      // N/(2M) launches for M×2M: launch y computes tile row y.
       for (int y = 0; y < tiles; ++y) launch(y, dim3(tiles), 0, y);
       break;
     case Arrangement::kSingle:
-      // K²/4 launches for M×2M: one block per tile, rows outer as in the paper.
+      // (N/(2M))² launches for M×2M: one block per tile, rows outer as in the paper.
       for (std::int64_t y = 0, i = 0; y < tiles; ++y) {
         for (int x = 0; x < tiles; ++x, ++i) launch(i, dim3(1), x, static_cast<int>(y));
       }

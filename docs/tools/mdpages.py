@@ -8,6 +8,8 @@ them with the same rules, so the two cannot disagree.
 Labels (the site's page names, `ch01.html` ...):
     README.md                     the main page (index)
     chapters/NN_topic/README.md   chNN
+    chapters/NN_topic/NAME.md     chNN_NAME (a deeper page of the chapter; the site lists it under
+                                  the chapter page)
     docs/pages/NAME.md            NAME
     docs/results/README.md        results
     any other DIR/README.md       DIR;  any other NAME.md: NAME
@@ -16,6 +18,7 @@ the site's label of that heading is `<page label>-<slug>` with non-ASCII charact
 """
 import pathlib
 import re
+import subprocess
 import unicodedata
 import urllib.parse
 
@@ -43,6 +46,16 @@ HTML_SRC = re.compile(r"<(?P<tag>img|a)\b[^>]*?\b(?P<attr>src|href)\s*=\s*(?P<q>
                       re.I)
 HTML_ID = re.compile(r"<a\b[^>]*?\b(?:id|name)\s*=\s*[\"']([^\"']+)[\"']", re.I)
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:|^//")
+# A named figure: the value, then a comment naming it (`4.52<!--=read_tbs-->`, or with another
+# format than the definition's, `4.5<!--=read_tbs:.1f-->`); the value is rewritten by scripts/update_results.py from the figure's definition in a figures.txt.
+FIGURE = re.compile(
+    r"(?P<value>(?:met|missed|[-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[-+]?\d+)?)?)"
+    r"(?P<marker><!--=(?P<name>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?)(?::(?P<format>[\w.,+-]+))?-->)")
+# The table of contents: a generated list of the page's headings between two comment lines
+# (scripts/toc.py writes it; the site shows its own table instead).
+TOC_BEGIN = "<!-- toc -->"
+TOC_END = "<!-- /toc -->"
+TOC_LEVELS = (2, 3)
 
 
 def page_label(rel):
@@ -51,10 +64,12 @@ def page_label(rel):
     parts = pathlib.PurePosixPath(rel).parts
     if parts == ("README.md",):
         return "index"
-    if len(parts) == 3 and parts[0] == "chapters" and parts[2] == "README.md":
+    if len(parts) == 3 and parts[0] == "chapters":
         m = re.match(r"(\d\d)_", parts[1])
-        if m:
+        if m and parts[2] == "README.md":
             return "ch" + m.group(1)
+        if m:
+            return f"ch{m.group(1)}_" + ascii_label(pathlib.PurePosixPath(parts[2]).stem)
     if len(parts) == 3 and parts[:2] == ("docs", "pages"):
         return ascii_label(pathlib.PurePosixPath(parts[2]).stem)
     if parts == ("docs", "results", "README.md"):
@@ -75,11 +90,17 @@ def ascii_label(text, first_letter=True):
 def heading_text(raw):
     """The text a reader sees in a heading, as the code host computes its anchor from it."""
     text = EXPLICIT_ID.sub("", raw)
-    text = CODE_SPAN.sub(lambda m: m.group(2).strip(), text)
+    spans = []  # code spans are literal: no emphasis or escapes inside them
+
+    def keep(m):
+        spans.append(m.group(2).strip())
+        return f"\0{len(spans) - 1}\0"
+    text = CODE_SPAN.sub(keep, text)
     text = INLINE_LINK.sub(lambda m: m.group("text"), text)
     text = re.sub(r"<[^>]+>", "", text)  # inline HTML
     text = re.sub(r"(?<![\w\\])[*_]{1,3}(?=\S)(.+?)(?<=\S)[*_]{1,3}(?!\w)", r"\1", text)
     text = re.sub(r"\\(.)", r"\1", text)  # backslash escapes
+    text = re.sub(r"\0(\d+)\0", lambda m: spans[int(m.group(1))], text)
     return text.strip()
 
 
@@ -198,3 +219,63 @@ def split_dest(dest):
     """(path, fragment) of a link destination; either may be empty."""
     path, _, fragment = dest.partition("#")
     return urllib.parse.unquote(path), fragment
+
+
+def word_count(text):
+    """Words a reader reads: outside code blocks, HTML comments and the table of contents."""
+    block = toc_block(text)
+    skip = range(block[0], (block[1] if block[1] is not None else block[0]) + 1) if block else ()
+    prose = "\n".join(line for number, line, kind in scan(text)
+                      if kind == "text" and number - 1 not in skip)
+    return len(re.sub(r"<!--.*?-->", " ", prose, flags=re.S).split())
+
+
+def toc_block(text):
+    """(first, last) 0-based line indexes of the table of contents block (its two marker lines),
+    or None when the page has no `<!-- toc -->` line. `last` is None when the closing line is
+    missing."""
+    lines = text.split("\n")
+    kinds = [kind for _, _, kind in scan(text)]
+    for i, line in enumerate(lines):
+        if kinds[i] == "text" and line.strip() == TOC_BEGIN:
+            for j in range(i + 1, len(lines)):
+                if kinds[j] == "text" and lines[j].strip() == TOC_END:
+                    return i, j
+                if kinds[j] != "text" or ATX_HEADING.match(lines[j]):
+                    break
+            return i, None
+    return None
+
+
+def toc_lines(text):
+    """The Markdown list of the page's level 2 and 3 headings, each a link to its anchor."""
+    out = []
+    for level, raw, anchor in headings(text):
+        if level not in TOC_LEVELS:
+            continue
+        label = INLINE_LINK.sub(lambda m: m.group("text"), EXPLICIT_ID.sub("", raw)).strip()
+        label = label.replace("[", "\\[").replace("]", "\\]")
+        out.append("  " * (level - TOC_LEVELS[0]) + f"- [{label}](#{anchor})")
+    return out
+
+
+def tracked_pages(root=ROOT):
+    """The *.md files git tracks under `root` (relative paths), or every *.md outside build and
+    hidden folders when `root` is not a checkout."""
+    try:
+        result = subprocess.run(["git", "ls-files", "-z", "*.md"], cwd=root, check=True,
+                                capture_output=True)
+        return sorted(p for p in result.stdout.decode().split("\0") if p and (root / p).exists())
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*.md")
+                      if not any(part.startswith(("build", ".")) for part in
+                                 p.relative_to(root).parts))
+
+
+def lesson_pages(root=ROOT):
+    """The pages that show figures (absolute paths): every chapter folder's *.md, the root
+    README.md, docs/results/README.md and docs/pages/*.md."""
+    found = sorted((root / "chapters").glob("[0-9][0-9]_*/*.md"))
+    found += [root / "README.md", root / "docs" / "results" / "README.md"]
+    found += sorted((root / "docs" / "pages").glob("*.md"))
+    return [p for p in found if p.exists()]

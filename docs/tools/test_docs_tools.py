@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Tests of the docs tools on fixtures in temporary repositories: scripts/snippets.py,
-scripts/check_markdown.py, docs/tools/doxygen_filter.py and mdpages.py.
+scripts/check_markdown.py, scripts/update_results.py, scripts/toc.py, scripts/check_figures.py,
+docs/tools/doxygen_filter.py and mdpages.py.
 
 Run: python3 docs/tools/test_docs_tools.py   (needs git; nothing else)
 """
@@ -14,7 +15,8 @@ import textwrap
 import unittest
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-TOOLS = ["scripts/snippets.py", "scripts/check_markdown.py", "docs/tools/mdpages.py",
+TOOLS = ["scripts/snippets.py", "scripts/check_markdown.py", "scripts/update_results.py",
+         "scripts/toc.py", "scripts/check_figures.py", "docs/tools/mdpages.py",
          "docs/tools/doxygen_filter.py"]
 sys.path.insert(0, str(REPO / "docs" / "tools"))
 import mdpages  # noqa: E402
@@ -236,6 +238,212 @@ class CheckMarkdownTest(unittest.TestCase):
         self.expect("# T\n\n```\ncode\n", ":3: this code fence is never closed")
 
 
+class CheckMarkdownMarkersTest(unittest.TestCase):
+    """Markers on one line, never at the start of a line; the toc block closed; chapter pages
+    kept to a main path."""
+
+    def setUp(self):
+        self.fx = Fixture({"chapters/01_a/README.md": "# A\n\nText.\n"})
+
+    def tearDown(self):
+        self.fx.close()
+
+    def expect(self, text, *messages, rc=1, page="chapters/01_a/README.md"):
+        self.fx.write({page: text})
+        self.fx.git("add", "-A")
+        code, out = self.fx.run("scripts/check_markdown.py")
+        self.assertEqual(code, rc, out)
+        for message in messages:
+            self.assertIn(message, out)
+
+    def test_a_marker_that_wraps_fails(self):
+        self.expect("# A\n\nreads 4.52<!--=read\ntbs--> TB/s\n",
+                    ":3: a comment (marker) that does not close on its line")
+
+    def test_a_line_that_starts_with_a_figure_marker_fails(self):
+        self.expect("# A\n\nreads\n<!--=read_tbs--> TB/s\n",
+                    ":4: a line that starts with a figure marker")
+        self.expect("# A\n\nreads\n4.52<!--=read_tbs--> TB/s\n", rc=0)
+
+    def test_bold_that_starts_with_a_code_span_fails(self):
+        self.expect("# A\n\n1. **`x` is here** now\n", ":3: bold text that starts with a code span")
+        self.expect("# A\n\n1. **Here is `x`** now\n", rc=0)
+
+    def test_an_open_toc_fails(self):
+        self.expect("# A\n\n<!-- toc -->\n\n## B\n", ":3: '<!-- toc -->' without its list")
+        self.expect("# A\n\n<!-- toc -->\n- [B](#b)\n<!-- /toc -->\n\n## B\n", rc=0)
+
+    def test_a_chapter_page_over_the_word_limit_fails(self):
+        words = "word " * 5001
+        self.expect(f"# A\n\n{words}\n", "chapters/01_a/README.md:1: 5003 words outside code")
+        self.expect(f"# A\n\n{'word ' * 4990}\n\n```\n{words}\n```\n", rc=0)
+        self.expect(f"# A\n\n{words}\n", rc=0, page="chapters/01_a/design_notes.md")
+
+
+RESULTS = {
+    "docs/results/01_a.csv": """\
+        chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,reps,throughput,unit,pct_peak
+        01_a,naive,1024,uniform,42,2.0,1.9,2.1,10,100.0,GB/s,10.0
+        01_a,optimized,1024,uniform,42,0.5,0.4,0.6,10,400.0,GB/s,40.0
+        01_a,optimized,2048,uniform,42,0.8,0.7,0.9,10,500.0,GB/s,50.0
+        """,
+    "docs/results/device.csv": """\
+        name,sms,read_gbps
+        GPU,100,1000.0
+        """,
+    "docs/figures.txt": """\
+        # shared figures
+        read_tbs   .2f     device col=read_gbps scale=0.001
+        lat_ns     .0f     assume 500: a round figure for the test
+        in_flight  .1f     = read_tbs * lat_ns / 1000  # MB
+        source paper: The Paper | Old GPU
+        """,
+    "chapters/01_a/figures.txt": """\
+        opt_gbs    .0f     01 variant=optimized n=1024 dist=uniform col=throughput
+        opt_max    .0f     01 variant=optimized n=2^10..2^11 col=throughput agg=max
+        speedup    .1f     01 variant=optimized n=1024 ratio=naive
+        fast       ge=3.5  = speedup
+        """,
+}
+
+
+class UpdateResultsTest(unittest.TestCase):
+    PAGE = """\
+        # A
+
+        Reads at 1<!--=opt_gbs--> GB/s, at most <!--=opt_max--> GB/s, 1<!--=speedup--> x the
+        naive kernel (**missed<!--=fast-->**); the device reads 9<!--=read_tbs--> TB/s, so
+        9<!--=in_flight--> MB (9<!--=in_flight:.3f-->) are in flight. `1<!--=opt_gbs-->` stays.
+
+        <!-- results variants=optimized n=2^10..2^11 columns=variant,n,median_ms -->
+        <!-- /results -->
+        """
+
+    def setUp(self):
+        self.fx = Fixture(dict(RESULTS, **{"chapters/01_a/README.md": self.PAGE}))
+
+    def tearDown(self):
+        self.fx.close()
+
+    def test_figures_and_tables_are_written_and_checked(self):
+        rc, out = self.fx.run("scripts/update_results.py", "--check")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.fx.read("chapters/01_a/README.md"), textwrap.dedent(self.PAGE))
+        rc, out = self.fx.run("scripts/update_results.py")
+        self.assertEqual(rc, 0, out)
+        page = self.fx.read("chapters/01_a/README.md")
+        self.assertIn("Reads at 400<!--=opt_gbs--> GB/s, at most 500<!--=opt_max--> GB/s, "
+                      "4.0<!--=speedup--> x the", page)
+        self.assertIn("(**met<!--=fast-->**); the device reads 1.00<!--=read_tbs--> TB/s", page)
+        self.assertIn("0.5<!--=in_flight--> MB (0.500<!--=in_flight:.3f-->)", page)
+        self.assertIn("`1<!--=opt_gbs-->` stays", page)
+        self.assertIn("| variant | n | median ms |\n|---|---|---|\n| optimized | 1K | 0.5 |\n"
+                      "| optimized | 2K | 0.8 |\n<!-- /results -->", page)
+        rc, out = self.fx.run("scripts/update_results.py", "--check")
+        self.assertEqual(rc, 0, out)
+        self.fx.write({"docs/results/01_a.csv": RESULTS["docs/results/01_a.csv"].replace(
+            "0.5,0.4", "0.4,0.4")})
+        rc, out = self.fx.run("scripts/update_results.py", "--check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("chapters/01_a/README.md: tables or figures differ from the CSV", out)
+
+    def expect_error(self, files, message):
+        self.fx.write(files)
+        rc, out = self.fx.run("scripts/update_results.py", "--check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn(message, out)
+
+    def test_unknown_unused_and_broken_figures_fail(self):
+        self.fx.run("scripts/update_results.py")
+        self.expect_error({"chapters/01_a/README.md": "# A\n\n1<!--=nothing-->\n"},
+                          "unknown figure 'nothing'")
+        self.expect_error({"chapters/01_a/README.md": self.PAGE.replace(
+            "at most <!--=opt_max--> GB/s", "")}, "figure 'opt_max' is used by no page")
+        self.fx.write({"chapters/01_a/README.md": self.PAGE})
+        self.expect_error({"chapters/01_a/figures.txt": RESULTS["chapters/01_a/figures.txt"]
+                           .replace("n=2^10..2^11", "n=2^10..2^11 dist=uniform,sorted")
+                           .replace("agg=max", "")}, "2 rows match; add agg=min|max")
+        self.expect_error({"chapters/01_a/figures.txt": RESULTS["chapters/01_a/figures.txt"]
+                           .replace("= speedup", "= fast")}, "figures defined through each other")
+        self.expect_error({"chapters/01_a/figures.txt": RESULTS["chapters/01_a/figures.txt"]
+                           .replace("= speedup", "= __import__('os')")}, "is not allowed")
+        self.expect_error({"chapters/01_a/figures.txt": RESULTS["chapters/01_a/figures.txt"],
+                           "docs/figures.txt": RESULTS["docs/figures.txt"].replace(
+                               "assume 500: a round figure for the test", "assume 500")},
+                          "write 'assume VALUE: REASON'")
+
+
+class TocTest(unittest.TestCase):
+    PAGE = "# T\n\n<!-- toc -->\n\n## One `x`\n\n### Two [link](#one-x)\n\n#### Deep\n"
+
+    def setUp(self):
+        self.fx = Fixture({"docs/pages/t.md": self.PAGE})
+
+    def tearDown(self):
+        self.fx.close()
+
+    def test_writes_the_list_and_check_fails_when_stale(self):
+        rc, out = self.fx.run("scripts/toc.py", "--check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("docs/pages/t.md: the table of contents differs", out)
+        self.assertEqual(self.fx.run("scripts/toc.py")[0], 0)
+        self.assertIn("<!-- toc -->\n- [One `x`](#one-x)\n  - [Two link](#two-link)\n"
+                      "<!-- /toc -->\n\n## One", self.fx.read("docs/pages/t.md"))
+        self.assertEqual(self.fx.run("scripts/toc.py", "--check")[0], 0)
+        self.fx.write({"docs/pages/t.md": self.fx.read("docs/pages/t.md") + "\n## Three\n"})
+        rc, out = self.fx.run("scripts/toc.py", "--check")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(self.fx.run("scripts/toc.py")[0], 0)
+        self.assertIn("  - [Two link](#two-link)\n- [Three](#three)\n<!-- /toc -->",
+                      self.fx.read("docs/pages/t.md"))
+
+
+class CheckFiguresTest(unittest.TestCase):
+    def setUp(self):
+        self.fx = Fixture(dict(RESULTS, **{"chapters/01_a/README.md": "# A\n"}))
+
+    def tearDown(self):
+        self.fx.close()
+
+    def check(self, text):
+        self.fx.write({"chapters/01_a/README.md": text})
+        return self.fx.run("scripts/check_figures.py")
+
+    def test_an_unsourced_figure_fails(self):
+        rc, out = self.check("# A\n\nThe kernel reads 4.6 TB/s and takes about 4.5 ms.\n")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("chapters/01_a/README.md:3: '4.6 TB/s' is neither a named figure", out)
+        self.assertIn("'4.5 ms'", out)
+        for figure in ("0.2–0.4 µs", "17.6 bytes per clock", "1.15 TFLOP/s", "600 cycles",
+                       "13 GE/s", "2 s"):
+            rc, out = self.check(f"# A\n\nIt costs {figure} here.\n")
+            self.assertEqual(rc, 1, f"{figure}: {out}")
+
+    def test_named_figures_code_and_generated_tables_pass(self):
+        rc, out = self.check("# A\n\nIt reads 4.52<!--=read_tbs--> TB/s; run `--reps 100 "
+                             "--n 2 s`.\n\n<!-- results n=1K -->\n| a | ms |\n|---|---|\n"
+                             "| x | 4 ms |\n<!-- /results -->\n\n```\n3 ms\n```\n")
+        self.assertEqual(rc, 0, out)
+
+    def test_a_figure_named_by_its_source_passes(self):
+        rc, out = self.check("# A\n\nThe Paper measured 2.08 GB/s on its Old GPU.\n\n"
+                             "- an item: 3 ms\n")
+        self.assertEqual(rc, 1, out)
+        self.assertIn(":5: '3 ms'", out)
+        self.assertNotIn("2.08", out)
+
+    def test_table_columns_with_a_unit(self):
+        table = ("# A\n\n| n | Old GPU ms | ours µs | note |\n|---|---|---|---|\n"
+                 "| 1K | 12.5 | 3.1<!--=read_tbs--> | 7 ms |\n| 2K | 20 | 4.0 | |\n")
+        rc, out = self.check(table)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(":5: '7 ms'", out)
+        self.assertIn(":6: '4.0'", out)
+        self.assertNotIn("12.5", out)
+        self.assertNotIn("'20'", out)
+        self.assertNotIn("3.1", out)
+
+
 class FilterTest(unittest.TestCase):
     def translate(self, rel, text):
         return mdpages_filter().translate(textwrap.dedent(text), rel)
@@ -261,8 +469,8 @@ class FilterTest(unittest.TestCase):
         self.assertEqual(out.count("\n"), textwrap.dedent(page).count("\n"))
         lines = out.split("\n")
         self.assertEqual(lines[0], "# Chapter 01 — Min/max reduction {#ch01}")
-        self.assertEqual(lines[2], "[TOC]")
-        self.assertEqual(lines[4], "## Why __ldg helps {#ch01-why-__ldg-helps}")
+        self.assertEqual(lines[2], "[TOC]")  # a bare toc line (before scripts/toc.py ran)
+        self.assertEqual(lines[4], "## Why \\_\\_ldg helps {#ch01-why-__ldg-helps}")
         self.assertEqual(lines[6], "See [measuring](@ref measuring-ratios), "
                                    "[this](@ref ch01-why-__ldg-helps),")
         self.assertEqual(lines[7], "[home](@ref index), [csv](01_minmax_reduction.csv),")
@@ -280,12 +488,39 @@ class FilterTest(unittest.TestCase):
             Through [`__ldg`](#__ldg), not [`code`](https://example.com) or `[x](#y)`.
             """)
         self.assertEqual(out.split("\n")[2:5], [
-            "### __ldg {#glossary-__ldg}", "",
-            "Through [__ldg](@ref glossary-__ldg), not [`code`](https://example.com) or `[x](#y)`."])
+            "### \\_\\_ldg {#glossary-__ldg}", "",
+            "Through [__ldg](@ref glossary-__ldg), not [`code`](https://example.com) or "
+            "`[x](#y)`."])
+
+    def test_toc_block_figures_and_deeper_pages(self):
+        page = """\
+            # Chapter 03 — mppSort
+
+            <!-- toc -->
+            - [Notes](#notes)
+            <!-- /toc -->
+
+            ## Notes
+
+            Reads 4.52<!--=read_tbs--> TB/s (`1<!--=x-->`); see [the `design` notes](design_notes.md),
+            [a section](design_notes.md#why), [chapter 01](../01_minmax_reduction/README.md).
+            """
+        out = self.translate("chapters/03_mppsort/README.md", page).split("\n")
+        self.assertEqual(out[2:5], ["[TOC]", "", ""])
+        self.assertEqual(out[8], 'Reads 4.52 TB/s (`1<!--=x-->`); see @subpage '
+                                 'ch03_design_notes "the design notes",')
+        self.assertEqual(out[9], "[a section](@ref ch03_design_notes-why), "
+                                 "[chapter 01](@ref ch01).")
+        deeper = self.translate("chapters/03_mppsort/design_notes.md",
+                                "# Design notes\n\n## Why\n\n[back](README.md)\n")
+        self.assertEqual(deeper, "# Design notes {#ch03_design_notes}\n\n"
+                                 "## Why {#ch03_design_notes-why}\n\n[back](@ref ch03)\n")
 
     def test_page_labels(self):
         self.assertEqual(mdpages.page_label("README.md"), "index")
         self.assertEqual(mdpages.page_label("chapters/03_mppsort/README.md"), "ch03")
+        self.assertEqual(mdpages.page_label("chapters/03_mppsort/design_notes.md"),
+                         "ch03_design_notes")
         self.assertEqual(mdpages.page_label("docs/pages/glossary.md"), "glossary")
         self.assertEqual(mdpages.page_label("docs/results/README.md"), "results")
 
@@ -303,6 +538,7 @@ class SlugTest(unittest.TestCase):
             "The M×2M block": "the-m2m-block",
             "**Bold** and [a link](x.md)": "bold-and-a-link",
             "Change 10 (where 64M stands)": "change-10-where-64m-stands",
+            "`__launch_bounds__` and **bold**": "__launch_bounds__-and-bold",
         }
         for heading, anchor in cases.items():
             self.assertEqual(mdpages.slug(mdpages.heading_text(heading)), anchor, heading)
