@@ -149,8 +149,15 @@ template <int kUnroll, int kWords, bool kStreaming>
 double TimeReadProbe(const uint4* in, std::size_t vectors, int passes, unsigned* sink,
                      int grid_scale) {
   const auto kernel = PeakReadKernel<kUnroll, kWords, kStreaming>;
+  // The GPU's own residency, not a device profile's: the ceiling is this GPU's.
+  int device = 0;
+  int per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, reinterpret_cast<const void*>(kernel), kReadBlock, 0));
   const unsigned blocks = static_cast<unsigned>(grid_scale) *
-                          ResidentBlocks(reinterpret_cast<const void*>(kernel), kReadBlock, 0);
+                          static_cast<unsigned>(std::max(per_sm, 1)) *
+                          static_cast<unsigned>(QueryDeviceLimits(device).sm_count);
   TimingOptions opt{1, 7, false};
   const TimingStats t = TimeGpu(opt, [&](cudaStream_t s) {
     kernel<<<blocks, kReadBlock, 0, s>>>(in, vectors, passes, sink);

@@ -613,7 +613,10 @@ TEST(ScanOccupancy, VariantsReachTheirBlocksPerSm) {
   for (const lookback::Variant& v : lookback::Variants()) {
     const int blocks = v.resident_blocks();
     EXPECT_GE(blocks, 1) << v.row;
-    if (sm90_sized) EXPECT_GE(blocks, v.min_blocks_per_sm) << v.row << ": " << v.describe();
+    // Compiled from sm_75 PTX, a launch bound asks for no more than 1024 threads per SM.
+    if (sm90_sized && lookback::KernelPtxVersion() >= 80) {
+      EXPECT_GE(blocks, v.min_blocks_per_sm) << v.row << ": " << v.describe();
+    }
   }
   EXPECT_EQ(lookback::Variants().back().min_blocks_per_sm, lookback::Shape::kMinBlocksPerSm);
 }

@@ -198,6 +198,13 @@ Variant ChapterVariant() {
 
 }  // namespace
 
+int KernelPtxVersion() {
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(
+      &attr, reinterpret_cast<const void*>(DecoupledLookbackScanKernel<Shape, true>)));
+  return attr.ptxVersion;
+}
+
 const std::vector<Variant>& Variants() {
   static const std::vector<Variant> variants = {
       MakeVariant<RegisterShape>("optimized:scan-registers", "the tile waits in registers",

@@ -37,4 +37,8 @@ struct Variant {
 /// (`ch02::optimized::ExclusiveScan`, row `optimized:scan`) last.
 const std::vector<Variant>& Variants();
 
+/// The virtual architecture (x 10) the scan kernels' code on this GPU was compiled from, e.g. 90,
+/// or 75 in a `75-virtual` build, whose launch bounds ask for at most 1024 threads per SM.
+int KernelPtxVersion();
+
 }  // namespace ch02::lookback
