@@ -7,7 +7,8 @@
  * library:cub (CUB DeviceRadixSort, preallocated, 32-bit count: the `vs_library` reference) and
  * library:thrust (thrust::sort with a preallocated allocator, CUB's radix sort underneath).
  * `pct_peak` is the effective bandwidth of one read and one write of the keys (8n bytes / time)
- * (of the stage rows, only those whose traffic is fixed: min/max and histogram 4n, partition 8n)
+ * (of the stage rows, only those whose traffic is known: min/max and histogram read 4n bytes,
+ * against the measured read bandwidth; the partition reads and writes 8n)
  * as a percentage of the measured copy bandwidth. Every GPU variant gets the same L2 treatment
  * (flushed before each rep when in + out + scratch is below 4x L2). With `--cpu-reps 0` the CPU
  * row is dropped and results are checked against a CPU LSD radix sort (O(n)) instead of
@@ -254,18 +255,25 @@ int Run(int argc, char** argv) {
       if (gated && gate.TimedOut()) staged::ThrowGateTimeout();
       for (int i = 0; i < ch03::optimized::kStageCount; ++i) samples[i].push_back(ms[i]);
     }
-    // Bytes per key each stage of level 0 moves for certain (min/max and histogram read the
-    // keys, the partition reads and writes them); the scan's, the sort step's and the deeper
-    // levels' traffic depends on the data, so their rows give no percentage.
-    constexpr double kStageBytesPerKey[ch03::optimized::kStageCount] = {4, 4, 0, 8, 0, 0};
+    // A stage row's percentage where its traffic is known: min/max reads the keys (4n bytes,
+    // against the read ceiling), so does the histogram unless the keys are all equal (then it
+    // skips them), and the partition reads and writes them (8n, against the copy bandwidth).
+    // The scan's, the sort step's and the deeper levels' traffic depends on the data: no
+    // percentage.
+    const bool all_equal = n > 0 && std::all_of(keys.begin(), keys.end(),
+                                                [&](std::uint32_t k) { return k == keys[0]; });
+    const double read_gbps = ctx->device.read_gbps;
     for (int i = 0; i < ch03::optimized::kStageCount; ++i) {
-      staged::ReportRow* stage = add(opt_name + ":" + ch03::optimized::kStageNames[i],
-                                     staged::Summarize(samples[i]), verdict);
+      const auto stage_id = static_cast<ch03::optimized::Stage>(i);
+      const staged::TimingStats t = staged::Summarize(samples[i]);
+      staged::ReportRow* stage = add(opt_name + ":" + ch03::optimized::kStageNames[i], t, verdict);
       stage->cpu_ref = stage->naive_ref = stage->library_ref = "none";
-      if (kStageBytesPerKey[i] == 0) {
+      const bool reads_keys = stage_id == ch03::optimized::Stage::kMinMax ||
+                              (stage_id == ch03::optimized::Stage::kHistogram && !all_equal);
+      if (reads_keys && t.median_ms > 0 && read_gbps > 0) {
+        stage->pct_peak = 100.0 * (4.0 * n / (t.median_ms * 1e-3) / 1e9) / read_gbps;
+      } else if (stage_id != ch03::optimized::Stage::kPartition) {
         stage->pct_peak.reset();
-      } else if (stage->pct_peak) {
-        *stage->pct_peak *= kStageBytesPerKey[i] / 8.0;
       }
     }
     std::fprintf(stderr, "ch03: %s sorted in %d level(s); deeper levels %s\n", opt_name.c_str(),
