@@ -13,6 +13,8 @@
  *    replaces GlobalHistoScan and VerticalScanHH at once.
  * 4. Partition ranks a 16384-key chunk by bucket in shared memory first (a block-local counting
  *    sort), then writes each bucket's run contiguously: stores coalesce instead of scattering.
+ *    Where a block cannot hold the 97 KiB this takes (sm_75's 64 KiB), each key goes to its
+ *    run's next slot from a shared cursor instead (PartitionScatterKernel, ChoosePartition).
  * 5. The bucket count follows n (at most kMaxBuckets per level) and the tile (plan.cpp), so that a
  *    uniform bucket fits the tile that sorts it.
  * 6. The seed's bitonic sort keeps 16 keys per thread in registers: short distances are register
@@ -26,10 +28,11 @@
  *    buckets fit it, and at every deeper level.
  * 11. A block radix sort beside the bitonic network (radix_tile.cuh, `BucketSorter::kRadix`):
  *    a bucket's keys differ only in their low bits, so 2-3 passes of 8 bits replace 78-91 layers
- *    of compare-exchanges; its 36864-key tile (512 threads x 72 keys in registers, 165 KB of
- *    shared memory) holds the 32K-key buckets of 64M keys in one level. It is slower than the
- *    network: per key, the radix passes' ranking and barriers cost more than the layers they
- *    replace, and the large tile leaves one block per SM (radix_tile.cuh).
+ *    of compare-exchanges; its 36864-key tile (512 threads x 72 keys in registers, 161 KiB of
+ *    shared memory: an A100's or H100's blocks) holds the 32K-key buckets of 64M keys in one
+ *    level. It is slower than the network: per key, the radix passes' ranking and barriers cost
+ *    more than the layers they replace, and the large tile leaves one block per SM
+ *    (radix_tile.cuh).
  * 12. Levels after the first are planned on the device and run as a CUDA graph whose loop
  *    condition the planning kernel sets (levels.cu): no level waits for the host, and a sort
  *    whose buckets all fit costs one small kernel more than level 0.
