@@ -11,6 +11,7 @@
 
 #include "ch01_variants.hpp"
 #include "chapters/01_minmax_reduction/minmax.cuh"
+#include "common/device_limits.hpp"
 #include "common/errors.hpp"
 #include "common/generate.hpp"
 #include "gpu_test.hpp"
@@ -156,6 +157,27 @@ TEST(MinMaxGridMaths, OptimizedScratchIsConstantAndHoldsEveryPartialAndTheCounte
             2 * sizeof(std::int32_t) * optimized::kMaxGridBlocks + sizeof(unsigned));
   EXPECT_GE(optimized::MinMaxTempBytes<double>(1),
             2 * sizeof(std::int64_t) * optimized::kMaxGridBlocks + sizeof(unsigned));
+}
+
+TEST(ArchitectureLimits, EveryProfileHoldsTheReductionBlocks) {
+  // Both kernels' blocks fit every profile's SM (their shared memory: one key pair per thread for
+  // the naive tree, per warp for the optimized kernel), and the optimized launcher's cap on
+  // blocks per SM is within every profile's.
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    const int naive_smem = 2 * naive::kBlockSize * static_cast<int>(sizeof(double));
+    const int opt_smem = 2 * (optimized::kBlockSize / 32) * static_cast<int>(sizeof(double)) + 16;
+    EXPECT_GE(staged::BlocksPerSmUnder(
+                  limits, naive::kBlockSize, naive_smem,
+                  staged::LaunchBoundRegisters(limits.regs_per_sm, naive::kBlockSize, 1)),
+              1)
+        << limits.name;
+    EXPECT_GE(staged::BlocksPerSmUnder(
+                  limits, optimized::kBlockSize, opt_smem,
+                  staged::LaunchBoundRegisters(limits.regs_per_sm, optimized::kBlockSize, 1)),
+              1)
+        << limits.name;
+    EXPECT_LE(optimized::kMaxBlocksPerSm, limits.max_blocks_per_sm) << limits.name;
+  }
 }
 
 }  // namespace

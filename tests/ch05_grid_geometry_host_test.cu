@@ -15,6 +15,7 @@
 #include "chapters/05_grid_geometry/grid_geometry.cuh"
 #include "chapters/05_grid_geometry/measure.cuh"
 #include "common/device_buffer.hpp"
+#include "common/device_limits.hpp"
 #include "common/errors.hpp"
 #include "common/stream.hpp"
 #include "gpu_test.hpp"
@@ -146,6 +147,24 @@ TEST(TimingRules, RepsShrinkToTheBudgetButNeverBelowOne) {
   EXPECT_EQ(ch05::TimingFor(plan, 30.0, true, false).reps, 10);
   // A zero-time run (clock granularity) keeps every rep.
   EXPECT_EQ(ch05::TimingFor(plan, 0.0, true, false).reps, 10);
+}
+
+TEST(ArchitectureLimits, EveryProfileHoldsEveryBlockShape) {
+  // Every block shape and M of the study (at most 2M x M = 512 threads, two int tiles of 2M x M
+  // in shared memory) fits every profile's SM.
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    for (const int m : ch05::kSupportedM) {
+      for (const ch05::Shape shape : {ch05::Shape::kMxM, ch05::Shape::kMx2M}) {
+        Config cfg;
+        cfg.m = m;
+        cfg.shape = shape;
+        const int threads = ch05::ThreadsPerBlock(cfg);
+        const int smem = 2 * 2 * m * m * static_cast<int>(sizeof(std::int32_t));
+        EXPECT_GE(staged::BlocksPerSmUnder(limits, threads, smem, 32), 1)
+            << limits.name << " M " << m;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -56,5 +56,12 @@ TEST(DeviceInfo, DescribeShowsPeaksWithTheirSource) {
   EXPECT_NE(s.find("FP32 60000 GFLOP/s (attributes)"), std::string::npos) << s;
 }
 
+TEST(DeviceInfo, TooOldMessageNamesTheGpuAndTheOldestSupported) {
+  const std::string msg = TooOldMessage("Tesla P100-PCIE-16GB", 6, 0);
+  EXPECT_NE(msg.find("Tesla P100-PCIE-16GB is sm_60"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("sm_75"), std::string::npos) << msg;
+  EXPECT_EQ(kMinComputeCapability, 75);
+}
+
 }  // namespace
 }  // namespace staged
