@@ -25,7 +25,7 @@ using staged::testing::kTestSeed;
 // ---------------------------------------------------------------------------------------------
 // Host tests: padding formula, CPU references, argument checks.
 
-// The seed's macro exactly as printed, with BANKS = 16 and LOG_2_BANKS = 4. Only defined for
+// The Russian lab's macro exactly as printed, with BANKS = 16 and LOG_2_BANKS = 4. Only defined for
 // idx < 16: beyond that the parsed shift count reaches 32 and the expression is undefined.
 constexpr int SeedMacroAsParsed(int idx) { return ((idx) >> 16 + (idx) >> (4 << 1)); }
 
@@ -69,7 +69,7 @@ TEST(ConflictFreeOffset, PaddedIndicesStayDistinctAndOrdered) {
 }
 
 TEST(ConflictFreeOffset, SeedMacroParsesToNoPadding) {
-  // `a >> B + a >> C` is `a >> (B + a) >> C`: the seed's scan was never padded.
+  // `a >> B + a >> C` is `a >> (B + a) >> C`: the Russian lab's scan was never padded.
   for (int idx = 0; idx < 16; ++idx) EXPECT_EQ(SeedMacroAsParsed(idx), 0) << idx;
   EXPECT_EQ(ConflictFreeOffset(15 * 32), 15);
 }

@@ -191,7 +191,7 @@ int RunBenchmark(const staged::RunContext& ctx, const ChapterOptions& copt) {
   return staged::FinishRun(report, opt);
 }
 
-/// The seed's figure: CPU against the GPU for n = 16, 32, ... up to --n, kernel only and with
+/// The Polish report's figure: CPU against the GPU for n = 16, 32, ... up to --n, kernel only and with
 /// the host-to-device copy of the input (pinned) and the copy of the result back.
 template <typename T>
 int RunCrossover(const staged::RunContext& ctx, const ChapterOptions& copt) {
@@ -296,9 +296,9 @@ int main(int argc, char** argv) {
     // The flags are parsed before the GPU is looked for: --n 0 is exit 2 on any machine.
     defaults.min_n = 1;
     defaults.min_n_reason = "0 is refused: the minimum and maximum of nothing are undefined";
-    staged::Cli cli("ch01_" STAGED_VARIANT,
-                    "Min and max of n elements: the seed's tree, one-pass kernel, CUB, CPU",
-                    defaults);
+    staged::Cli cli(
+        "ch01_" STAGED_VARIANT,
+        "Min and max of n elements: the Polish report's tree, one-pass kernel, CUB, CPU", defaults);
     ChapterOptions copt;
     cli.AddChoice("type", &copt.type, {"float", "double", "int32", "uint32"}, "element type");
     cli.AddInt("offset", &copt.offset, 0, 3,

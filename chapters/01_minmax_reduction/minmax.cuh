@@ -190,7 +190,7 @@ MinMaxPair<T> MinMax(const T* data, std::size_t n);
 
 // The naive, optimized and library namespaces below declare the same launchers on purpose: one
 // signature per variant, so one test body and one driver run them all.
-/// The seed's algorithm, corrected: a shared-memory tree with sequential addressing, one
+/// The Polish report's algorithm, corrected: a shared-memory tree with sequential addressing, one
 /// element per thread, then as many passes over the block results as needed.
 namespace naive {
 /// Threads per block of every pass.

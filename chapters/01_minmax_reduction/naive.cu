@@ -1,16 +1,16 @@
 /**
  * @file naive.cu
- * @brief The seed's two-kernel min/max reduction, corrected.
+ * @brief The Polish report's two-kernel min/max reduction, corrected.
  *
- * The seed (Rynkiewicz & Daszuta, 2018) finds min and max together with a shared-memory tree
+ * The Polish report (Rynkiewicz & Daszuta, 2018) finds min and max together with a shared-memory tree
  * that uses *sequential addressing* (the stride halves each step, active threads stay
  * contiguous): `seq_minmaxKernel` reduces one element per thread per block, then
  * `seq_finalminmaxKernel`, launched with one block, reduces the block results. Corrections:
- * 1. Any n >= 1: threads past the end load the identity (the seed read out of bounds unless n
+ * 1. Any n >= 1: threads past the end load the identity (the Polish report read out of bounds unless n
  *    was a power of two and the block count equalled the block size).
- * 2. As many passes over the block results as needed (the seed's second kernel could only
+ * 2. As many passes over the block results as needed (the Polish report's second kernel could only
  *    fold as many block results as it had threads).
- * 3. `if (tid == 0)` where the seed wrote `if (tid = 0)` (an assignment: thread 0's write became
+ * 3. `if (tid == 0)` where the Polish report wrote `if (tid = 0)` (an assignment: thread 0's write became
  *    "never", and every other thread's tid was overwritten).
  * 4. Comparisons through the order-preserving key (minmax.cuh), so -0.0/+0.0 and NaN follow
  *    the chapter's policy like every other variant.
@@ -24,7 +24,7 @@
 
 namespace ch01::naive {
 
-/// The seed's tree over one block's keys in shared memory, sequential addressing: at each step
+/// The Polish report's tree over one block's keys in shared memory, sequential addressing: at each step
 /// thread `tid < s` folds element `tid + s` into element `tid`; afterwards element 0 holds the
 /// block's min (in @p s_min) and max (in @p s_max).
 /// @tparam K key type
@@ -55,7 +55,7 @@ __device__ void SequentialTree(K* s_min, K* s_max) {
 template <typename T>
 __device__ void WriteBlockResult(const KeyOf<T>* s_min, const KeyOf<T>* s_max, KeyOf<T>* out_min,
                                  KeyOf<T>* out_max, MinMaxPair<T>* result) {
-  if (threadIdx.x == 0) {  // the seed's `if (tid = 0)`, corrected
+  if (threadIdx.x == 0) {  // the Polish report's `if (tid = 0)`, corrected
     if (result != nullptr) {
       *result = PairFromKeys<T>(s_min[0], s_max[0]);
     } else {
@@ -65,7 +65,7 @@ __device__ void WriteBlockResult(const KeyOf<T>* s_min, const KeyOf<T>* s_max, K
   }
 }
 
-/// First pass (the seed's `seq_minmaxKernel`): block b reduces elements
+/// First pass (the Polish report's `seq_minmaxKernel`): block b reduces elements
 /// [b * kBlockSize, (b + 1) * kBlockSize) of the input, one element per thread.
 /// @tparam T element type
 /// @param[in] in device input
@@ -96,7 +96,7 @@ __global__ void MinMaxSequentialKernel(const T* in, std::size_t n, KeyOf<T>* out
   // snippet-end: ch01-naive-load
 }
 
-/// Later passes (the seed's `seq_finalminmaxKernel`, generalised): block b folds block results
+/// Later passes (the Polish report's `seq_finalminmaxKernel`, generalised): block b folds block results
 /// [b * kBlockSize, (b + 1) * kBlockSize) of the previous pass.
 /// @tparam T element type
 /// @param[in] in_min,in_max the previous pass's keys

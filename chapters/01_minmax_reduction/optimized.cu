@@ -12,7 +12,7 @@
  *    thread, enough for the HBM latency-bandwidth product with a few blocks per SM.
  * 4. Min and max in registers, then warp shuffles (`__shfl_xor_sync`) instead of the shared
  *    memory tree; shared memory only carries one key pair per warp.
- * 5. One kernel instead of one per pass: the *last block done* pattern (seed 004's slides):
+ * 5. One kernel instead of one per pass: the *last block done* pattern (the Czech slides):
  *    each block writes its partial, `__threadfence()`, takes a ticket with `atomicAdd`; the
  *    block that draws the last ticket folds the partials and writes the result. The ticket
  *    counter lives in the caller's scratch and is zeroed just before the kernel on the same

@@ -15,7 +15,7 @@
  * baselines and the look-back contrasts included, refuses another with `staged::UsageError`
  * (`CheckArguments`) before anything is queued.
  *
- * The optimized scan comes in two stages: `ExclusiveScanBlelloch` (the seed's work-efficient
+ * The optimized scan comes in two stages: `ExclusiveScanBlelloch` (the Russian lab's work-efficient
  * tree, three passes over memory) and `ExclusiveScan` (single pass with decoupled look-back).
  *
  * @code
@@ -89,9 +89,9 @@ inline constexpr int kLogNumBanks = 5;
  *        printed macro lacks).
  *
  * One extra word every 32 words (and one more every 1024) shifts index `k * 32` from bank 0 to
- * bank `k`. The seed writes `((idx) >> BANKS + (idx) >> (LOG_2_BANKS << 1))`; since `+` binds
+ * bank `k`. The Russian lab writes `((idx) >> BANKS + (idx) >> (LOG_2_BANKS << 1))`; since `+` binds
  * tighter than `>>` that parses as `idx >> (BANKS + idx) >> 8`, which is 0 (or undefined, once
- * the shift reaches 32), so the seed's "conflict-free" scan had no padding at all.
+ * the shift reaches 32), so the Russian lab's "conflict-free" scan had no padding at all.
  * @param[in] index unpadded index into the scan's shared array (>= 0)
  * @return the number of padding words to add to @p index
  */
@@ -119,7 +119,7 @@ void CountingSort(const std::uint8_t* in, std::uint8_t* out, std::size_t n);
 
 // The naive, optimized and library namespaces below declare the same launchers on purpose: one
 // signature per variant, so one test body and one driver run them all.
-/// The seed's scheme, corrected: global atomics, a simple scan, per-element atomic scatter.
+/// The Russian lab's scheme, corrected: global atomics, a simple scan, per-element atomic scatter.
 namespace naive {
 
 /// Device scratch bytes `Histogram` needs for @p n bytes (none).
@@ -160,7 +160,7 @@ void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::si
 std::size_t CountingSortTempBytes(std::size_t n);
 /**
  * @brief Counting sort: naive histogram, naive scan of the 256 counts, then every byte claims
- *        its slot with a global `atomicAdd` on its bin's offset (the seed's scatter).
+ *        its slot with a global `atomicAdd` on its bin's offset (the Russian lab's scatter).
  * @param[in] d_in device bytes
  * @param[out] d_out n device bytes, sorted ascending; must not alias @p d_in
  * @param[in] n number of bytes (0 <= n <= kMaxElements)
@@ -255,7 +255,7 @@ void ExclusiveScanDeviceCount(const T* d_in, T* d_out, std::size_t max_n,
 template <typename T>
 std::size_t ExclusiveScanBlellochTempBytes(std::size_t n);
 /**
- * @brief Exclusive prefix sum by the seed's method: multi-block Blelloch scan with the tile
+ * @brief Exclusive prefix sum by the Russian lab's method: multi-block Blelloch scan with the tile
  *        totals scanned recursively.
  *
  * Each block scans a tile of 1024 elements in shared memory (up-sweep, down-sweep, padded by

@@ -1,7 +1,7 @@
 /**
  * @file main.cu
  * @brief Driver of `ch02_naive` and `ch02_optimized`: counting sort of bytes (histogram, scan,
- *        runs), verified against the CPU and timed against CUB; or, with `--stdin`, the seed's
+ *        runs), verified against the CPU and timed against CUB; or, with `--stdin`, the Russian lab's
  *        binary filter (4-byte little-endian n, n bytes in; n sorted bytes out).
  *
  * Run: `ch02_optimized --n 2^29 --dist uniform` (every variant, CUB and the CPU in one table),

@@ -1,11 +1,11 @@
 /**
  * @file naive.cu
- * @brief Chapter 02, naive variant: the seed's counting sort with its bugs fixed.
+ * @brief Chapter 02, naive variant: the Russian lab's counting sort with its bugs fixed.
  *
  * - Histogram: every byte does one `atomicAdd` on a global counter (256 hot addresses).
  * - Scan: Hillis-Steele doubling, one launch per step, O(n log n) work.
  * - Sort: every byte claims its output slot with an `atomicAdd` on its bin's offset and
- *   writes one byte (scattered stores). Unlike the seed, the scatter runs on a full grid
+ *   writes one byte (scattered stores). Unlike the Russian lab, the scatter runs on a full grid
  *   instead of one block, errors throw instead of `exit(0)`, and nothing calls the removed
  *   `cudaThreadSynchronize`.
  */
@@ -93,13 +93,13 @@ __global__ void HillisSteeleStepKernel(const T* __restrict__ in, T* __restrict__
 }
 
 /**
- * @brief The seed's placement: each byte takes the next free slot of its bin with an atomic
+ * @brief The Russian lab's placement: each byte takes the next free slot of its bin with an atomic
  *        and stores itself there.
  *
  * Thread i handles bytes i, i + stride, ...; slot = atomicAdd(&offsets[value], 1). Stores are
  * scattered single bytes, and equal values contend on one counter.
  * @par Launch configuration
- * 1-D grid-stride, `kBlockSize` threads per block (a full grid, not the seed's one block).
+ * 1-D grid-stride, `kBlockSize` threads per block (a full grid, not the Russian lab's one block).
  * @pre @p offsets holds the exclusive scan of the histogram of @p in.
  * @param[in] in device bytes
  * @param[in] n number of bytes

@@ -1,12 +1,12 @@
 /**
  * @file scan_blelloch.cu
- * @brief Chapter 02, the seed's scan stage: the work-efficient (Blelloch) exclusive scan of
+ * @brief Chapter 02, the Russian lab's scan stage: the work-efficient (Blelloch) exclusive scan of
  *        GPU Gems 3 ch. 39, bank-conflict-free with the corrected padding, over any n.
  *
  * Changes relative to the naive Hillis-Steele scan (naive.cu):
  * 1. Each block scans a tile of 1024 elements in shared memory with the up-sweep/down-sweep
  *    tree: O(n) additions instead of O(n log n).
- * 2. Shared-memory indices padded by `ConflictFreeOffset` (the seed's macro, parenthesised
+ * 2. Shared-memory indices padded by `ConflictFreeOffset` (the Russian lab's macro, parenthesised
  *    correctly), so no level of the tree has a bank conflict.
  * 3. Tile totals scanned recursively by the same function, then added to their tiles: about
  *    three passes over memory (scan tiles, add offsets: 2 reads and 2 writes of each element)

@@ -1,6 +1,6 @@
 /**
  * @file stdin_mode.cuh
- * @brief The `--stdin` mode of both executables: the seed's binary format in, sorted bytes out,
+ * @brief The `--stdin` mode of both executables: the Russian lab's binary format in, sorted bytes out,
  *        large inputs moved through pinned staging buffers, I/O timed apart from the sort.
  */
 #pragma once

@@ -1,6 +1,6 @@
 /**
  * @file stdin_reader.cpp
- * @brief Parser of the seed's binary format (see stdin_reader.hpp). Host only, no CUDA, so it
+ * @brief Parser of the Russian lab's binary format (see stdin_reader.hpp). Host only, no CUDA, so it
  *        is also the body of the fuzz target.
  */
 #include "chapters/02_histogram_scan_countsort/stdin_reader.hpp"

@@ -1,9 +1,9 @@
 /**
  * @file stdin_reader.hpp
- * @brief The seed's binary input format, parsed and validated on the host before any GPU work.
+ * @brief The Russian lab's binary input format, parsed and validated on the host before any GPU work.
  *
  * Format: a 4-byte little-endian signed integer n, then exactly n bytes. Accepted: 0 <= n <=
- * `kMaxInputBytes` (537 000 000, the seed's limit). Every other stream is rejected with
+ * `kMaxInputBytes` (537 000 000, the Russian lab's limit). Every other stream is rejected with
  * `staged::InputError` (exit code 2) and a message naming the problem:
  *
  * | stream | message starts with |
@@ -31,7 +31,7 @@
 /// Host-side input and output of the `--stdin` mode.
 namespace ch02::io {
 
-/// Largest n the format accepts (the seed's limit, n <= 537 * 10^6).
+/// Largest n the format accepts (the Russian lab's limit, n <= 537 * 10^6).
 inline constexpr std::uint64_t kMaxInputBytes = 537000000;
 /// Bytes of the length header.
 inline constexpr std::size_t kHeaderBytes = 4;
@@ -74,7 +74,7 @@ SeedInput ReadSeedFile(std::FILE* file, std::uint64_t max_n = kMaxInputBytes);
 SeedInput ParseSeedBuffer(const unsigned char* data, std::size_t size,
                           std::uint64_t max_n = kMaxInputBytes);
 
-/// Builds a stream in the seed's format: header for @p n, then @p bytes.
+/// Builds a stream in the Russian lab's format: header for @p n, then @p bytes.
 /// @param[in] bytes payload
 /// @param[in] n number of payload bytes (at most INT32_MAX)
 /// @return header + payload

@@ -1,6 +1,6 @@
 /**
  * @file bitonic_tile.cuh
- * @brief Step 5 as the seed does it, on a modern GPU: a bitonic sorting network over one bucket
+ * @brief Step 5 as the Portuguese report does it, on a modern GPU: a bitonic sorting network over one bucket
  *        in shared memory, with each thread's 16 keys in registers so that the short distances
  *        are register swaps and warp shuffles and only distances of 512 and more cross warps
  *        through shared memory. Every comparator is ascending ("flip" form), so the padding

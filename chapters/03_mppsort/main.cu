@@ -1,7 +1,7 @@
 /**
  * @file main.cu
  * @brief Driver of ch03_naive and ch03_optimized: generate keys, run every variant once and
- *        verify it, then time it; rows in GE/s (n / time / 1e9), as the seed reports.
+ *        verify it, then time it; rows in GE/s (n / time / 1e9), as the Portuguese report reports.
  *
  * Rows: cpu (std::sort), naive, optimized and its stages (optimized executable only),
  * library:cub (CUB DeviceRadixSort, preallocated, 32-bit count: the `vs_library` reference) and
@@ -41,13 +41,13 @@
 
 namespace {
 
-/// The seed's table (GTX 1080 Ti, h = 1024, 10 reps): n, mppSort GE/s, Thrust GE/s.
-struct SeedRow {
+/// The Portuguese report's table (GTX 1080 Ti, h = 1024, 10 reps): n, mppSort GE/s, Thrust GE/s.
+struct SourceRow {
   std::uint64_t n;
   double mppsort;
   double thrust;
 };
-constexpr SeedRow kSeedTable[] = {
+constexpr SourceRow kSourceTable[] = {
     {1u << 20, 1.50, 1.36}, {2u << 20, 1.45, 2.30}, {4u << 20, 1.39, 2.77}, {8u << 20, 1.38, 3.30}};
 
 /// Throws `VerificationError` when the last sort through @p ws left keys unsorted (a bound of
@@ -285,12 +285,13 @@ int Run(int argc, char** argv) {
         opt_ws.partition() == ch03::optimized::PartitionPath::kRankTile ? "rank-tile" : "scatter",
         n > 0 ? opt_ws.first_plan().tile.keys : 0u);
   }
-  for (const SeedRow& seed_row : kSeedTable) {
-    if (seed_row.n == n) {
+  for (const SourceRow& paper : kSourceTable) {
+    if (paper.n == n) {
       std::fprintf(stderr,
-                   "ch03: seed (GTX 1080 Ti, h=1024, 10 reps) at this n: mppSort %.2f GE/s, "
+                   "ch03: the Portuguese report (GTX 1080 Ti, h=1024, 10 reps) at this n: mppSort "
+                   "%.2f GE/s, "
                    "Thrust %.2f GE/s (%.2fx)\n",
-                   seed_row.mppsort, seed_row.thrust, seed_row.mppsort / seed_row.thrust);
+                   paper.mppsort, paper.thrust, paper.mppsort / paper.thrust);
     }
   }
   return staged::FinishRun(report, opt);

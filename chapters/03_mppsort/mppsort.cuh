@@ -2,7 +2,7 @@
  * @file mppsort.cuh
  * @brief Chapter 03 contract: mppSort, a bucket sort of 32-bit keys in five kernels.
  *
- * The five steps (seed 001): (1) per-block bucket histograms over [min, max] plus the global
+ * The five steps (the Portuguese report): (1) per-block bucket histograms over [min, max] plus the global
  * histogram, (2) scan of the global histogram, (3) column scan of the per-block histogram
  * matrix, (4) scatter of each key into its bucket's slot, (5) a bitonic sort of each bucket,
  * one block per bucket. Every variant sorts `d_in[0, n)` into `d_out[0, n)`; any n in
@@ -125,9 +125,9 @@ std::vector<std::uint32_t> VerticalScan(const std::vector<std::uint32_t>& m, std
                                         std::uint32_t cols);
 }  // namespace cpu
 
-/// The seed's five kernels, with the bucket-limit table, h buckets (default 1024).
+/// The Portuguese report's five kernels, with the bucket-limit table, h buckets (default 1024).
 namespace naive {
-/// Default bucket count (the seed's h).
+/// Default bucket count (the Portuguese report's h).
 inline constexpr std::uint32_t kDefaultBuckets = 1024;
 /// Largest h: GlobalHistoScan scans h counters in one block of 1024 threads (2 per thread).
 inline constexpr std::uint32_t kMaxBuckets = 2048;

@@ -1,10 +1,10 @@
 /**
  * @file naive.cu
- * @brief mppSort as the seed describes it: five kernels, buckets found by binary search in a
+ * @brief mppSort as the Portuguese report describes it: five kernels, buckets found by binary search in a
  *        table of h + 1 bucket limits, atomics in shared memory for the scatter, and a bitonic
- *        sort of each bucket in shared memory with the seed's alternating directions.
+ *        sort of each bucket in shared memory with the Portuguese report's alternating directions.
  *
- * Fixed relative to the seed: the limits are 64-bit (keys spanning 0..0xFFFFFFFF do not
+ * Fixed relative to the Portuguese report: the limits are 64-bit (keys spanning 0..0xFFFFFFFF do not
  * overflow R = max - min + 1), buckets larger than the shared tile are sorted by a global-memory
  * bitonic network instead of being truncated, and any n works.
  */
@@ -183,7 +183,7 @@ __global__ void GlobalHistoScanKernel(const std::uint32_t* hg, std::uint32_t h,
  * @param[in] rows rows
  * @param[in] h columns
  * @param[out] psv column-scanned matrix
- * Reads and writes 4 * rows * h bytes with a stride of h words (the seed's layout).
+ * Reads and writes 4 * rows * h bytes with a stride of h words (the Portuguese report's layout).
  */
 __global__ void VerticalScanHHKernel(const std::uint32_t* hh, std::uint32_t rows, std::uint32_t h,
                                      std::uint32_t* psv) {
@@ -243,7 +243,7 @@ __global__ void PartitionKernel(const std::uint32_t* in, std::size_t n, const st
 // ------------------------------------------------------------------ step 5: sort each bucket
 
 /**
- * @brief Step 5: block b sorts bucket b in shared memory with the seed's bitonic network
+ * @brief Step 5: block b sorts bucket b in shared memory with the Portuguese report's bitonic network
  *        (half the comparators ascending, half descending, then merges), padded with
  *        0xFFFFFFFF to a power of two; threads loop to cover m / 2 comparators.
  * @par Launch configuration
@@ -428,7 +428,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
             stream);
   SegmentedBitonicSort(ws.part.data(), d_out, ws.shg.data(), h, n, stream);
   // snippet-begin: ch03-naive-fallback
-  // Buckets over the shared tile: the seed would truncate them; sort them in global memory.
+  // Buckets over the shared tile: the Portuguese report would truncate them; sort them in global memory.
   std::vector<std::uint32_t> starts(h);
   CUDA_CHECK(cudaMemcpyAsync(starts.data(), ws.shg.data(), h * sizeof(std::uint32_t),
                              cudaMemcpyDeviceToHost, stream));

@@ -1,6 +1,6 @@
 /**
  * @file optimized.cu
- * @brief mppSort tuned for a modern GPU: the seed's five steps, each pass over the keys either
+ * @brief mppSort tuned for a modern GPU: the Portuguese report's five steps, each pass over the keys either
  *        reading them once or reading and writing them once, every bucket sorted on chip, and
  *        no step waiting for the host.
  *
@@ -17,7 +17,7 @@
  *    run's next slot from a shared cursor instead (PartitionScatterKernel, ChoosePartition).
  * 5. The bucket count follows n (at most kMaxBuckets per level) and the tile (plan.cpp), so that a
  *    uniform bucket fits the tile that sorts it.
- * 6. The seed's bitonic sort keeps 16 keys per thread in registers: short distances are register
+ * 6. The Portuguese report's bitonic sort keeps 16 keys per thread in registers: short distances are register
  *    swaps and warp shuffles, only distances >= 512 go through shared memory (bitonic_tile.cuh).
  * 7. Buckets larger than a tile are bucketed again over their own [min, max], level after level,
  *    all segments of a level in one launch per kernel; all-equal ones are final at once.

@@ -60,7 +60,7 @@ inline constexpr std::uint32_t kSampleKeys = 8192;
 inline constexpr std::uint32_t kMaxSampledLevel = 1;
 
 /// The on-chip sort of step 5: a counting sort over narrow sub-buckets (counting_tile.cuh, the
-/// default), the seed's bitonic network (bitonic_tile.cuh), or a block radix sort
+/// default), the Portuguese report's bitonic network (bitonic_tile.cuh), or a block radix sort
 /// (radix_tile.cuh), the last two kept beside it for comparison.
 enum class BucketSorter { kCounting, kRadix, kBitonic };
 

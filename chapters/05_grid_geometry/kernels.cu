@@ -19,7 +19,7 @@
  * 4. Beyond the paper: `MatmulPersistentKernel` runs the 1-D and single-block arrangements in one
  *    launch (each block loops over the tiles the launch loop would have given it).
  *
- * Fixed relative to the seed's listing: it needs N to be a multiple of 2M (here any N: loads
+ * Fixed relative to the paper's listing: it needs N to be a multiple of 2M (here any N: loads
  * outside A or B read zero into shared memory, global reads are clamped to a valid row/column and
  * stores are guarded), and it loads the A tile with consecutive threads walking *down a column*
  * (`sm_a[tx][ty] = a[... + N*tx + ty]`: 32 rows per warp, uncoalesced); here consecutive threads
