@@ -11,7 +11,7 @@
  * 32 different banks. B is copied as it is, 16 bytes at a time when its rows are aligned, else
  * float by float. Elements outside the matrix are zero-filled by the copy itself (source size 0).
  * Compiled for a GPU without `cp.async` (sm_75), the same copies run synchronously
- * (common/async_copy.cuh): the pipeline stays correct, and each tile's loads are no longer
+ * (common/async_copy.cuh): the pipeline stays correct, and each tile's loads are not
  * hidden behind the previous tile's FFMAs.
  */
 #pragma once
