@@ -27,7 +27,7 @@ namespace {
 /// Blocks of shape @p S's 16-byte kernel resident per SM as the launchers plan (the occupancy
 /// API, capped by a device profile's limits), after the carveout hint every launch gives.
 template <class S>
-int ResidentBlocks() {
+int BlocksPerSm() {
   const void* kernel = reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>);
   PreferSharedMemory<S, true>();  // as every launch does, so the query sees the same carveout
   return static_cast<int>(staged::ResidentBlocks(kernel, S::kThreads, 0) /
@@ -37,8 +37,8 @@ int ResidentBlocks() {
 }  // namespace
 
 ScanShape ChosenShape() {
-  return ChooseShape(ResidentBlocks<Shape>(), ResidentBlocks<RegisterShape>(),
-                     ResidentBlocks<Tile4096Shape>());
+  return ChooseShape(BlocksPerSm<Shape>(), BlocksPerSm<RegisterShape>(),
+                     BlocksPerSm<Tile4096Shape>());
 }
 
 }  // namespace ch02::lookback
@@ -129,13 +129,6 @@ void ContrastScan(const std::uint32_t* in, std::uint32_t* out, std::size_t n, vo
   CheckArguments("lookback::ContrastScan", n, d_temp, temp_bytes, ContrastTempBytes<S>(n));
   if (n == 0) return;
   LaunchLookbackScan<S>(in, out, n, d_temp, kBackoff, stream);
-}
-
-template <class S>
-int BlocksPerSm() {
-  const void* kernel = reinterpret_cast<const void*>(DecoupledLookbackScanKernel<S, true>);
-  PreferSharedMemory<S, true>();  // as every launch does, so the query sees the same carveout
-  return staged::BlocksPerSm(kernel, S::kThreads, 0);
 }
 
 template <class S>
