@@ -24,7 +24,6 @@ unit, each bare number of that column, unless a source document is named as abov
 Usage: scripts/check_figures.py [PAGE.md ...]     (default: every page)
 Exit status: 0 every figure is sourced, 1 an unsourced figure (each printed as FILE:LINE: ...).
 """
-import argparse
 import pathlib
 import re
 import sys
@@ -151,9 +150,7 @@ def check_table(rel, lines, sources):
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = mdpages.tool_parser(__doc__)
     parser.add_argument("pages", nargs="*", help="pages to check (default: every page)")
     args = parser.parse_args()
     sources = read_sources(ROOT)

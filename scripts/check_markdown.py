@@ -23,7 +23,6 @@ Exit status: 0 clean, 1 problems (each printed as FILE:LINE: message), 2 usage.
 
 Usage: scripts/check_markdown.py [FILE.md ...]
 """
-import argparse
 import pathlib
 import re
 import subprocess
@@ -215,9 +214,7 @@ class Checker:
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = mdpages.tool_parser(__doc__)
     parser.add_argument("files", nargs="*", help="pages to check (default: every tracked *.md)")
     args = parser.parse_args()
     tracked = tracked_files()

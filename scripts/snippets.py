@@ -30,7 +30,6 @@ Usage: scripts/snippets.py [--check] [PAGE.md ...]     (default: every tracked *
                source, and each marker that names a missing file or region
 Exit status: 0 up to date (or rewritten), 1 a block differs or a marker is broken, 2 usage.
 """
-import argparse
 import pathlib
 import re
 import sys
@@ -180,9 +179,7 @@ def process(page_rel, text, sources):
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = mdpages.tool_parser(__doc__)
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 when a block is stale or a marker is broken")
     parser.add_argument("pages", nargs="*", help="pages (default: every tracked *.md)")

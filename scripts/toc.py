@@ -17,7 +17,6 @@ Usage: scripts/toc.py [--check] [PAGE.md ...]     (default: every tracked *.md)
   --check   change nothing; exit 1 naming each page whose list differs from its headings
 Exit status: 0 up to date (or rewritten), 1 a list is stale, 2 usage.
 """
-import argparse
 import pathlib
 import sys
 
@@ -42,9 +41,7 @@ def with_toc(text):
 
 
 def main():
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = mdpages.tool_parser(__doc__)
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 when a table of contents is stale")
     parser.add_argument("pages", nargs="*", help="pages (default: every tracked *.md)")

@@ -16,6 +16,7 @@ Labels (the site's page names, `ch01.html` ...):
 Heading anchors: the code host's slug of the heading (`## Why it works` -> `why-it-works`);
 the site's label of that heading is `<page label>-<slug>` with non-ASCII characters spelled out.
 """
+import argparse
 import pathlib
 import re
 import subprocess
@@ -279,3 +280,11 @@ def lesson_pages(root=ROOT):
     found += [root / "README.md", root / "docs" / "results" / "README.md"]
     found += sorted((root / "docs" / "pages").glob("*.md"))
     return [p for p in found if p.exists()]
+
+
+def tool_parser(doc):
+    """The command line of a page tool: the first paragraph of its docstring @p doc describes it,
+    the rest is printed after the options as written."""
+    return argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], epilog=doc.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
