@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -240,6 +241,51 @@ TEST(Planning, LevelBoundFollowsThePlannersNarrowing) {
     for (std::uint64_t range : {1ull, 2ull, 1025ull, 1ull << 20, 1ull << 32}) {
       EXPECT_LE(optimized::LevelBound(range, h), optimized::LevelBound(std::uint64_t{1} << 32, 1));
       EXPECT_GE(optimized::LevelBound(range, h), 3u);
+    }
+  }
+}
+
+TEST(SplitterMap, MatchesLowerBoundAndGivesEachSplitterValueItsOwnBucket) {
+  // Bucket 2j + 1 for a key equal to a splitter, 2j between splitters, j = splitters below the
+  // key (std::lower_bound): repeated splitters, one splitter, every m from 1 to 70 (powers of
+  // two and not), the extreme keys.
+  std::mt19937 rng(static_cast<unsigned>(kTestSeed));
+  for (std::uint32_t m = 1; m <= 70; ++m) {
+    std::vector<std::uint32_t> s(m);
+    for (auto& v : s) v = rng() % 64 == 0 ? 0xFFFFFFFFu : (rng() % 4 == 0 ? 7u : rng() % 1000);
+    std::sort(s.begin(), s.end());
+    const optimized::SplitterMap map = optimized::SplitterMapOf(s.data(), m);
+    for (std::uint32_t key : {0u, 6u, 7u, 8u, 999u, 1000u, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+      const auto j =
+          static_cast<std::uint32_t>(std::lower_bound(s.begin(), s.end(), key) - s.begin());
+      const std::uint32_t want = 2 * j + (j < m && s[j] == key ? 1 : 0);
+      ASSERT_EQ(map(key), want) << "m " << m << " key " << key;
+      ASSERT_LE(map(key), 2 * m);
+      EXPECT_EQ(optimized::SplitterMap::Final(map(key)), j < m && s[j] == key);
+    }
+    for (int t = 0; t < 200; ++t) {
+      const std::uint32_t key = rng() % 1100;
+      const auto j =
+          static_cast<std::uint32_t>(std::lower_bound(s.begin(), s.end(), key) - s.begin());
+      ASSERT_EQ(map(key), 2 * j + (j < m && s[j] == key ? 1 : 0)) << "m " << m << " key " << key;
+    }
+  }
+}
+
+TEST(Planning, EitherLevelZeroMapFitsTheMatrix) {
+  // The 2m + 1 buckets around m <= kMaxFewValues sampled values, like h0, fit the workspace's
+  // matrix at every n, on every profile.
+  for (const staged::DeviceLimits& limits : staged::DeviceProfiles()) {
+    for (const BucketSorter sorter :
+         {BucketSorter::kCounting, BucketSorter::kBitonic, BucketSorter::kRadix}) {
+      for (std::uint64_t n : {1ull, 131072ull, 1000003ull, 8388608ull, 30000000ull, 67108864ull,
+                              268435456ull, (1ull << 32) - 1}) {
+        const optimized::FirstLevelPlan plan = optimized::PlanFirstLevel(n, sorter, limits);
+        EXPECT_GE(plan.matrix_bound, plan.matrix);
+        EXPECT_GE(plan.matrix_bound, (2ull * optimized::kMaxFewValues + 1) * plan.chunks);
+        EXPECT_LE(plan.matrix_bound, optimized::MatrixCapacity(n, sorter, limits))
+            << limits.name << " n " << n;
+      }
     }
   }
 }

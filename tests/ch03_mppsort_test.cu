@@ -151,9 +151,13 @@ std::string PathName(optimized::PartitionPath path) {
 }
 
 TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
-  // The largest n has more chunks (141) than an H100/H200 holds histogram or partition blocks
-  // (one per SM), so some blocks handle a second chunk whose keys they loaded ahead.
-  for (std::size_t n : {1u, 1023u, 100003u, (1u << 21) + 200007}) {
+  // 20000 is one chunk of two passes, the second partial; 115457 ends in such a chunk after
+  // three full ones. The largest n has more chunks (138) than an H100/H200 holds histogram or
+  // partition blocks (one per SM), so some blocks handle a second chunk whose keys they loaded
+  // ahead.
+  static_assert(optimized::kChunk == 2 * optimized::kChunkPass,
+                "the sizes below assume two passes");
+  for (std::size_t n : {1u, 1023u, 20000u, 100003u, 115457u, (1u << 22) + 300007}) {
     for (Distribution d : {Distribution::kUniform, Distribution::kSkewed, Distribution::kFew,
                            Distribution::kEqual}) {
       SCOPED_TRACE("n " + std::to_string(n) + " " + staged::DistributionName(d) + " seed " +
@@ -439,16 +443,16 @@ TEST_F(OptimizedKernels, SurveyReducesOnlyMarkedSegments) {
   segs[0].begin = 0;
   segs[0].len = 40000;
   segs[0].needs_minmax = 1;
-  segs[0].chunks = 3;
+  segs[0].chunks = (40000 + optimized::kChunk - 1) / optimized::kChunk;
   segs[1].begin = 40000;
   segs[1].len = 60003;
   segs[1].range = {1, 2};  // known: must stay untouched
-  segs[1].chunks = 4;
-  segs[1].chunk_base = 3;
+  segs[1].chunks = (60003 + optimized::kChunk - 1) / optimized::kChunk;
+  segs[1].chunk_base = segs[0].chunks;
   optimized::LevelState st;
   st.level = 1;  // level 1 reads `part`
   st.num_segments = 2;
-  st.chunks = 7;
+  st.chunks = segs[0].chunks + segs[1].chunks;
   st.minmax_segments = 1;
   DeviceBuffer<optimized::Segment> d_segs(2);
   d_segs.CopyFromHost(segs);
@@ -628,6 +632,7 @@ enum class Variant {
   kOptimizedBitonic,
   kOptimizedRadix,
   kOptimizedHostLoop,
+  kOptimizedEqualWidths,
   kThrust,
   kCub
 };
@@ -644,6 +649,8 @@ std::string VariantName(Variant v) {
       return "OptRadix";
     case Variant::kOptimizedHostLoop:
       return "OptHostLoop";
+    case Variant::kOptimizedEqualWidths:
+      return "OptEqualWidths";
     case Variant::kThrust:
       return "Thrust";
     case Variant::kCub:
@@ -657,19 +664,22 @@ optimized::Options OptionsOf(Variant v) {
   if (v == Variant::kOptimizedBitonic) o.sorter = BucketSorter::kBitonic;
   if (v == Variant::kOptimizedRadix) o.sorter = BucketSorter::kRadix;
   if (v == Variant::kOptimizedHostLoop) o.device_loop = false;
+  if (v == Variant::kOptimizedEqualWidths) o.sample_first = false;
   return o;
 }
 
 bool IsOptimized(Variant v) {
   return v == Variant::kOptimized || v == Variant::kOptimizedBitonic ||
-         v == Variant::kOptimizedRadix || v == Variant::kOptimizedHostLoop;
+         v == Variant::kOptimizedRadix || v == Variant::kOptimizedHostLoop ||
+         v == Variant::kOptimizedEqualWidths;
 }
 
 /// Sorts @p keys with @p v (the input copied to the device at offset @p in_offset, the output
 /// written at @p out_offset) and returns the sorted keys; @p levels gets the optimized levels.
 std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& keys,
                                    int* levels = nullptr, std::size_t in_offset = 0,
-                                   std::size_t out_offset = 0) {
+                                   std::size_t out_offset = 0,
+                                   optimized::Segment* first = nullptr) {
   const std::size_t n = keys.size();
   std::vector<std::uint32_t> padded(in_offset, 0xABCDEF01u);
   padded.insert(padded.end(), keys.begin(), keys.end());
@@ -685,6 +695,7 @@ std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& 
     optimized::Sort(in, out, n, ws, nullptr);
     EXPECT_EQ(ws.Errors(nullptr), 0u) << "a level bound was exceeded";
     if (levels != nullptr) *levels = n > 0 ? ws.LevelsUsed(nullptr) : 0;
+    if (first != nullptr) *first = ws.ReadFirstSegment(nullptr);
   } else if (v == Variant::kThrust) {
     library::Workspace ws(n);
     library::ThrustSort(in, out, n, ws, nullptr);
@@ -802,12 +813,17 @@ TEST_P(SortAdversary, WithinLevelBound) {
   const AdversaryCase c = GetParam();
   const std::vector<std::uint32_t> keys = AdversarialKeys(c.n, c.adversary, kTestSeed);
   int levels = 0;
-  EXPECT_EQ(RunSort(c.variant, keys, &levels), Sorted(keys)) << "seed " << kTestSeed;
+  optimized::Segment first;
+  EXPECT_EQ(RunSort(c.variant, keys, &levels, 0, 0, &first), Sorted(keys)) << "seed " << kTestSeed;
   // The planner's own bound for these keys (their range and level 0's buckets), which every
-  // level that narrows the ranges as planned keeps, and kMaxLevels only caps.
+  // level that narrows the ranges as planned keeps, and kMaxLevels only caps. Splitters at
+  // level 0 need not narrow a range: bounded as one level-0 bucket.
   const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
   const std::uint32_t buckets =
-      optimized::PlanFirstLevel(c.n, OptionsOf(c.variant).sorter, staged::PlanningLimits()).buckets;
+      first.sampled == optimized::kSplitters
+          ? 1u
+          : optimized::PlanFirstLevel(c.n, OptionsOf(c.variant).sorter, staged::PlanningLimits())
+                .buckets;
   const std::uint32_t bound = optimized::LevelBound(std::uint64_t{*hi} - *lo + 1, buckets);
   EXPECT_GE(levels, 1);
   EXPECT_LE(levels, static_cast<int>(bound))
@@ -819,7 +835,7 @@ INSTANTIATE_TEST_SUITE_P(
     Ch03, SortAdversary, ::testing::ValuesIn([] {
       std::vector<AdversaryCase> cases;
       for (Variant v : {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
-                        Variant::kOptimizedHostLoop}) {
+                        Variant::kOptimizedHostLoop, Variant::kOptimizedEqualWidths}) {
         for (Adversary a : {Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
           for (std::size_t n : {33u * 3000u, 2u << 20}) cases.push_back({v, a, n});
         }
@@ -830,6 +846,90 @@ INSTANTIATE_TEST_SUITE_P(
       return VariantName(info.param.variant) + "_" + AdversaryName(info.param.adversary) + "_N" +
              std::to_string(info.param.n);
     });
+
+/// A distribution or an adversary of the chapter, for the level-0 map tests.
+struct MapCase {
+  const char* name;
+  std::vector<std::uint32_t> (*keys)(std::size_t n);
+  bool splitters;     ///< whether the sample must show few values (a bucket around each)
+  int levels;         ///< levels the sort must finish in (0: not checked)
+  bool exact_values;  ///< whether the sample must show every value of the input
+};
+
+std::vector<MapCase> MapCases() {
+  return {
+      {"uniform", [](std::size_t n) { return Keys(n, Distribution::kUniform); }, false, 1, false},
+      {"sorted", [](std::size_t n) { return Keys(n, Distribution::kSorted); }, false, 1, false},
+      {"reverse", [](std::size_t n) { return Keys(n, Distribution::kReverse); }, false, 1, false},
+      {"equal", [](std::size_t n) { return Keys(n, Distribution::kEqual); }, false, 1, false},
+      {"few", [](std::size_t n) { return Keys(n, Distribution::kFew); }, true, 1, true},
+      {"skewed", [](std::size_t n) { return Keys(n, Distribution::kSkewed); }, false, 0, false},
+      {"powers", [](std::size_t n) { return AdversarialKeys(n, Adversary::kPowers, kTestSeed); },
+       true, 1, true},
+      {"spike", [](std::size_t n) { return AdversarialKeys(n, Adversary::kSpike, kTestSeed); },
+       true, 1, false},
+      {"outlier", [](std::size_t n) { return AdversarialKeys(n, Adversary::kOutlier, kTestSeed); },
+       false, 0, false},
+  };
+}
+
+using FirstMap = staged::testing::GpuTest;
+
+TEST_F(FirstMap, ABucketPerValueWhereTheSampleShowsFewAndOneLevelForThem) {
+  // Inputs of few values (16 repeated values, powers of two, a spike) get a bucket around each
+  // value the sample shows, final once partitioned, and finish in one level; spread keys, a
+  // cluster and a narrow range keep equal widths. Below kMinSampledKeys level 0 does not
+  // sample.
+  for (Variant v : {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix}) {
+    for (std::size_t n : {std::size_t{optimized::kMinSampledKeys} - 1, std::size_t{1} << 20,
+                          std::size_t{3000017}}) {
+      for (const MapCase& c : MapCases()) {
+        SCOPED_TRACE(VariantName(v) + " " + c.name + " n " + std::to_string(n));
+        const std::vector<std::uint32_t> keys = c.keys(n);
+        int levels = 0;
+        optimized::Segment first;
+        ASSERT_EQ(RunSort(v, keys, &levels, 0, 0, &first), Sorted(keys)) << "seed " << kTestSeed;
+        const bool sampled = n >= optimized::kMinSampledKeys;
+        EXPECT_EQ(first.sampled,
+                  sampled && c.splitters ? optimized::kSplitters : optimized::kEqualWidths);
+        const optimized::FirstLevelPlan plan =
+            optimized::PlanFirstLevel(n, OptionsOf(v).sorter, staged::PlanningLimits());
+        if (first.sampled == optimized::kSplitters) {
+          std::vector<std::uint32_t> distinct = Sorted(keys);
+          distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+          // Every value of these inputs is drawn, except maybe some of the spike's noise.
+          if (c.exact_values) EXPECT_EQ(first.splitters, distinct.size());
+          EXPECT_GE(first.splitters, 1u);
+          EXPECT_LE(first.splitters,
+                    std::min<std::size_t>(distinct.size(), optimized::kMaxFewValues));
+          EXPECT_EQ(first.buckets, 2 * first.splitters + 1);
+          if (c.levels > 0) EXPECT_EQ(levels, c.levels);
+        } else {
+          EXPECT_EQ(first.buckets, plan.buckets);
+          if (c.levels > 0 && !c.splitters) EXPECT_EQ(levels, c.levels);
+        }
+      }
+    }
+  }
+}
+
+TEST_F(FirstMap, AWorkspaceChoosesAgainForEachInput) {
+  // A crowded input, then a spread one, then the crowded one again, on one workspace: each sort
+  // chooses its own map and buckets (the choice is written on every call, not kept).
+  const std::size_t n = std::size_t{1} << 20;
+  const std::vector<std::uint32_t> powers = AdversarialKeys(n, Adversary::kPowers, kTestSeed);
+  const std::vector<std::uint32_t> uniform = Keys(n, Distribution::kUniform);
+  optimized::Workspace ws(n);
+  DeviceBuffer<std::uint32_t> d_out(n);
+  for (const auto* keys : {&powers, &uniform, &powers}) {
+    DeviceBuffer<std::uint32_t> d_in(*keys);
+    optimized::Sort(d_in.data(), d_out.data(), n, ws, nullptr);
+    EXPECT_EQ(ws.Errors(nullptr), 0u);
+    EXPECT_EQ(d_out.ToHost(), Sorted(*keys));
+    EXPECT_EQ(ws.ReadFirstSegment(nullptr).sampled,
+              keys == &powers ? optimized::kSplitters : optimized::kEqualWidths);
+  }
+}
 
 using OversizedBuckets = staged::testing::GpuTest;
 
@@ -842,16 +942,18 @@ TEST_F(OversizedBuckets, ReBucketingSortsANarrowCluster) {
   keys[7] = 0;
   keys[8] = 0xFFFFFFFFu;
   int levels = 0;
-  EXPECT_EQ(RunSort(Variant::kOptimized, keys, &levels), Sorted(keys));
+  EXPECT_EQ(RunSort(Variant::kOptimizedEqualWidths, keys, &levels), Sorted(keys));
   EXPECT_GE(levels, 2);
+  EXPECT_EQ(RunSort(Variant::kOptimized, keys), Sorted(keys)) << "splitters at level 0";
 }
 
 TEST_F(OversizedBuckets, SampledCoreFinishesASkewedClusterAtLevelOne) {
-  // The skewed distribution's cluster (nine tenths of 2^21 keys) lands in one level-0 bucket of
-  // over kBlockMinMaxKeys keys: level 1 buckets it over its sampled core, where its buckets fit
-  // the tiles, so no third level runs (equal widths over its whole range needed one).
+  // The skewed distribution's cluster (nine tenths of 2^21 keys) lands in one equal-width
+  // level-0 bucket of over kBlockMinMaxKeys keys: level 1 buckets it over its sampled core,
+  // where its buckets fit the tiles, so no third level runs (equal widths over its whole range
+  // needed one).
   const std::vector<std::uint32_t> keys = Keys(std::size_t{1} << 21, Distribution::kSkewed);
-  for (Variant v : {Variant::kOptimized, Variant::kOptimizedHostLoop}) {
+  for (Variant v : {Variant::kOptimizedEqualWidths}) {
     int levels = 0;
     EXPECT_EQ(RunSort(v, keys, &levels), Sorted(keys)) << VariantName(v);
     EXPECT_EQ(levels, 2) << VariantName(v) << ": level 0 and level 1";
@@ -862,16 +964,20 @@ TEST_F(OversizedBuckets, GeometricKeysConverge) {
   // Keys 2^k: every level splits off only the top values, the worst case for re-bucketing.
   std::vector<std::uint32_t> keys(300000);
   for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = 1u << (i % 32);
-  int levels = 0;
-  EXPECT_EQ(RunSort(Variant::kOptimized, keys, &levels), Sorted(keys)) << "levels " << levels;
+  for (Variant v : {Variant::kOptimized, Variant::kOptimizedEqualWidths}) {
+    int levels = 0;
+    EXPECT_EQ(RunSort(v, keys, &levels), Sorted(keys)) << VariantName(v) << " levels " << levels;
+  }
 }
 
 using OptimizedWorkspace = staged::testing::GpuTest;
 
 TEST_F(OptimizedWorkspace, ReusedAcrossSizesAndOutputs) {
   // One workspace, sizes up and down (level 0 replanned) and two outputs (graph rebuilt); the
-  // skewed input needs deeper levels each time.
-  optimized::Workspace ws(1u << 20);
+  // skewed input needs deeper levels each time (equal widths at level 0).
+  optimized::Options equal;
+  equal.sample_first = false;
+  optimized::Workspace ws(1u << 20, equal);
   DeviceBuffer<std::uint32_t> out_a(3u << 20), out_b(3u << 20);
   for (std::size_t n : {1u << 20, 5000u, 3u << 20, 1u << 20}) {
     const std::vector<std::uint32_t> keys = Keys(n, Distribution::kSkewed);
@@ -892,7 +998,9 @@ TEST_F(OptimizedWorkspace, ConcurrentSortsOnTwoStreams) {
   const std::vector<std::uint32_t> a = Keys(3000017, Distribution::kSkewed);
   const std::vector<std::uint32_t> b = Keys(1u << 20, Distribution::kUniform);
   staged::Stream s1, s2;
-  optimized::Workspace ws1(a.size()), ws2(b.size());
+  optimized::Options equal;  // equal widths at level 0: the skewed cluster goes deeper
+  equal.sample_first = false;
+  optimized::Workspace ws1(a.size(), equal), ws2(b.size());
   DeviceBuffer<std::uint32_t> in1(a), in2(b), out1(a.size()), out2(b.size());
   for (int rep = 0; rep < 3; ++rep) {
     out1.FillBytes(0xFF);
@@ -914,19 +1022,25 @@ TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
   const std::vector<std::uint32_t> uniform = Keys((1u << 22) + 3, Distribution::kUniform);
   const std::vector<std::uint32_t> spike = AdversarialKeys(1u << 20, Adversary::kSpike, kTestSeed);
   for (const staged::DeviceLimits& profile : staged::DeviceProfiles()) {
-    optimized::Options options;
-    options.profile = profile.name;
-    for (const std::vector<std::uint32_t>* keys : {&skewed, &uniform, &spike}) {
-      SCOPED_TRACE(profile.name + " n " + std::to_string(keys->size()));
-      const std::size_t n = keys->size();
-      optimized::Workspace ws(n, options);
-      EXPECT_EQ(ws.limits().name, profile.name);
-      EXPECT_EQ(ws.partition(), optimized::ChoosePartition(ws.limits()));
-      DeviceBuffer<std::uint32_t> in(*keys), out(n);
-      out.FillBytes(0xFF);
-      optimized::Sort(in.data(), out.data(), n, ws, nullptr);
-      EXPECT_EQ(ws.Errors(nullptr), 0u);
-      ASSERT_EQ(out.ToHost(), Sorted(*keys)) << "seed " << kTestSeed;
+    for (const bool sample : {true, false}) {  // the spike's buckets by value, or its levels
+      optimized::Options options;
+      options.profile = profile.name;
+      options.sample_first = sample;
+      for (const std::vector<std::uint32_t>* keys : {&skewed, &uniform, &spike}) {
+        SCOPED_TRACE(profile.name + (sample ? " sampled" : " equal widths") + " n " +
+                     std::to_string(keys->size()));
+        const std::size_t n = keys->size();
+        optimized::Workspace ws(n, options);
+        EXPECT_EQ(ws.limits().name, profile.name);
+        EXPECT_EQ(ws.partition(), optimized::ChoosePartition(ws.limits()));
+        DeviceBuffer<std::uint32_t> in(*keys), out(n);
+        out.FillBytes(0xFF);
+        optimized::Sort(in.data(), out.data(), n, ws, nullptr);
+        EXPECT_EQ(ws.Errors(nullptr), 0u);
+        ASSERT_EQ(out.ToHost(), Sorted(*keys)) << "seed " << kTestSeed;
+        EXPECT_EQ(ws.ReadFirstSegment(nullptr).sampled,
+                  sample && keys == &spike ? optimized::kSplitters : optimized::kEqualWidths);
+      }
     }
   }
   optimized::Options t4;
@@ -963,7 +1077,9 @@ TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
   // A workspace sized for far more keys than the sort: each deeper level scans its own matrix
   // entries, so a poisoned remainder of the buffer changes nothing (the scan never reads it).
   const std::vector<std::uint32_t> keys = Keys(1000003, Distribution::kSkewed);
-  optimized::Workspace ws(64u << 20);
+  optimized::Options equal;  // equal widths at level 0: the skewed cluster goes deeper
+  equal.sample_first = false;
+  optimized::Workspace ws(64u << 20, equal);
   ws.matrix.FillBytes(0xFF);
   DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
   out.FillBytes(0xFF);

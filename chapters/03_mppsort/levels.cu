@@ -69,7 +69,7 @@ __device__ std::uint32_t DeeperBuckets(std::uint32_t len, std::uint32_t target,
  * @param[out] segments the new level's table
  * @param[in,out] state the level state (its `level` is the previous one's unless params.first)
  * @param[in] params target, bounds, graph condition
- * Reads 16 bytes per span, writes 40 per segment.
+ * Reads 16 bytes per span, writes sizeof(Segment) bytes per segment.
  */
 __global__ void __launch_bounds__(1024)
     PlanLevelKernel(const Span* spans, std::uint32_t* span_count, Segment* segments,
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(kChunkThreads)
   for (WorkQueue queue; queue.Next(false, nullptr, num + lv.state->chunks, nullptr);) {
     if (queue.item() < num) {
       const Segment seg = segments[queue.item()];
-      if (seg.sampled != 0) SampleCore(keys, seg, &segments[queue.item()].core, sample);
+      if (seg.sampled == kCore) SampleCore(keys, seg, &segments[queue.item()].core, sample);
       continue;
     }
     const ChunkView c = LocateChunk(lv.segments, num, queue.item() - num);

@@ -16,7 +16,9 @@
  *
  * Chapter flags: `--bucket-sort bitonic|radix` (the on-chip sort of step 5; the row is named
  * `optimized-radix` for the block radix sort), `--host-loop` (deeper levels driven from the host,
- * row `optimized-hostloop`, timed with the host's round trips), `--adversary powers|spike|outlier`
+ * row `optimized-hostloop`, timed with the host's round trips), `--equal-widths` (level 0 without
+ * its sample: equal-width buckets whatever the keys, row `optimized-equalwidths`),
+ * `--adversary powers|spike|outlier`
  * (inputs that defeat equal-width buckets, in place of `--dist`), `--extremes`, `--buckets`,
  * `--skip-naive`, `--workspace N` (also time the sort through a workspace sized for N keys).
  */
@@ -78,7 +80,7 @@ int Run(int argc, char** argv) {
                   "mppSort: bucket sort of 32-bit keys in five kernels, against CUB's radix sort",
                   defaults);
   std::int64_t buckets = ch03::naive::kDefaultBuckets;
-  bool extremes = false, skip_naive = false, host_loop = false;
+  bool extremes = false, skip_naive = false, host_loop = false, equal_widths = false;
   std::string sorter_name = "counting", adversary_name = "none";
   std::uint64_t reuse_capacity = 0;
   cli.AddInt("buckets", &buckets, 1, ch03::naive::kMaxBuckets,
@@ -91,6 +93,9 @@ int Run(int argc, char** argv) {
                 "on-chip sort of each bucket in the optimized variant");
   cli.AddFlag("host-loop", &host_loop,
               "optimized: the host drives the levels after the first (one sync per level)");
+  cli.AddFlag("equal-widths", &equal_widths,
+              "optimized: level 0 always uses equal-width buckets, without sampling the input "
+              "for splitters (row optimized-equalwidths)");
   cli.AddChoice("adversary", &adversary_name, {"none", "powers", "spike", "outlier"},
                 "keys that defeat equal-width buckets instead of --dist: 0 and every 2^k; 99.9% "
                 "one value; a narrow range plus 0xFFFFFFFF");
@@ -111,9 +116,11 @@ int Run(int argc, char** argv) {
                    : sorter_name == "bitonic" ? ch03::optimized::BucketSorter::kBitonic
                                               : ch03::optimized::BucketSorter::kCounting;
   options.device_loop = !host_loop;
+  options.sample_first = !equal_widths;
   std::string opt_name = "optimized";
   if (sorter_name != "counting") opt_name += "-" + sorter_name;
   if (host_loop) opt_name += "-hostloop";
+  if (equal_widths) opt_name += "-equalwidths";
 
   // in, out, the partition buffers of naive and optimized, CUB's and thrust's scratch (~n
   // each), the histogram matrix (at most n / 2 entries): about 7 arrays of n keys.
@@ -279,6 +286,16 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "ch03: %s sorted in %d level(s); deeper levels %s\n", opt_name.c_str(),
                  n > 0 ? opt_ws.LevelsUsed(s) : 0,
                  gated ? "looped on the device (graph)" : "driven from the host");
+    if (n > 0) {
+      const ch03::optimized::Segment first = opt_ws.ReadFirstSegment(s);
+      if (first.sampled == ch03::optimized::kSplitters) {
+        std::fprintf(stderr,
+                     "ch03: level 0 bucketed around the %u values its sample shows (%u buckets)\n",
+                     first.splitters, first.buckets);
+      } else {
+        std::fprintf(stderr, "ch03: level 0 bucketed by %u equal widths\n", first.buckets);
+      }
+    }
     std::fprintf(
         stderr, "ch03: planned for %s: %s partition, level-0 tile of %u keys\n",
         opt_ws.limits().name.c_str(),

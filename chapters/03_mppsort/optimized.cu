@@ -11,8 +11,9 @@
  * 3. The histogram matrix is stored bucket-major (bucket b, then chunk c), so one exclusive scan
  *    of the whole matrix (chapter 02's `ExclusiveScan`) gives every (bucket, chunk) slot: it
  *    replaces GlobalHistoScan and VerticalScanHH at once.
- * 4. Partition ranks a 16384-key chunk by bucket in shared memory first (a block-local counting
- *    sort), then writes each bucket's run contiguously: stores coalesce instead of scattering.
+ * 4. Partition ranks 16384 keys of a chunk at a time by bucket in shared memory first (a
+ *    block-local counting sort), then writes each bucket's run contiguously: stores coalesce
+ *    instead of scattering.
  *    Where a block cannot hold the 97 KiB this takes (sm_75's 64 KiB), each key goes to its
  *    run's next slot from a shared cursor instead (PartitionScatterKernel, ChoosePartition).
  * 5. The bucket count follows n (at most kMaxBuckets per level) and the tile (plan.cpp), so that a
@@ -56,6 +57,14 @@
  * 18. A skewed cluster (a level-1 segment over kBlockMinMaxKeys) is bucketed over a core sampled
  *    from its keys, with the few keys outside it in the two end buckets (sampled_core.cuh,
  *    `SurveySegmentsKernel` in levels.cu): its buckets fit the tiles at level 1 instead of level 2.
+ * 19. Chunks of kChunk = 32768 keys, counted and ranked in two passes of kChunkPass = 16384 (the
+ *    rank tile's size): half the histogram matrix's entries, each of which costs a scattered
+ *    store, scan traffic and a scattered load; the partition keeps each bucket's cursor in
+ *    registers from pass to pass.
+ * 20. Level 0 samples its input (`ChooseFirstMapKernel`): when the sample shows at most
+ *    kMaxFewValues values, level 0 has a bucket per value and one between each two
+ *    (`SplitterMap`); the partition writes a one-value bucket straight to `out`, where it is
+ *    final, so powers of two, a spike or a few repeated values sort in one level.
  */
 #include <algorithm>
 #include <climits>
@@ -101,36 +110,54 @@ static_assert(WithinTileBytes<CountingTile<4096>>(CountingTileBytes(4096)) &&
                   WithinTileBytes<RadixTile<512, 72>>(RadixTileBytes(36864, 512)),
               "plan.hpp's TileShape::smem bounds every tile's block");
 
-/// Keys per thread in the histogram/partition kernels.
-inline constexpr int kChunkKeysPerThread = static_cast<int>(kChunk) / kChunkThreads;
-static_assert(kChunkKeysPerThread * kChunkThreads == static_cast<int>(kChunk));
+/// Keys per thread of one pass over a chunk in the histogram/partition kernels.
+inline constexpr int kChunkKeysPerThread = static_cast<int>(kChunkPass) / kChunkThreads;
+static_assert(kChunkKeysPerThread * kChunkThreads == static_cast<int>(kChunkPass));
+static_assert(kChunkPass <= 65536, "the partition keeps two ranks of a pass in one register");
 /// Buckets per thread in the partition's scan and run bases.
 inline constexpr int kBucketsPerThread = static_cast<int>(kMaxBuckets) / kChunkThreads;
 static_assert(kBucketsPerThread == 8,
               "the partition's BlockExclusiveScan<8> scans eight counters per thread");
 
-/// Loads the thread's keys of chunk @p c with coalesced loads: key q is element
-/// q * kChunkThreads + threadIdx.x; entries past the chunk's end are set to 0 and must be
-/// skipped by the caller.
+/// Passes of kChunkPass keys over chunk @p c (1 or 2).
+/// @param[in] c the chunk
+__device__ __forceinline__ std::uint32_t PassesOf(const ChunkView& c) {
+  return (c.len + kChunkPass - 1) / kChunkPass;
+}
+
+/// Keys of pass @p pass over chunk @p c.
+/// @param[in] c the chunk
+/// @param[in] pass the pass, below `PassesOf(c)`
+__device__ __forceinline__ std::uint32_t PassLength(const ChunkView& c, std::uint32_t pass) {
+  const std::uint32_t left = c.len - pass * kChunkPass;
+  return left < kChunkPass ? left : kChunkPass;
+}
+
+/// Loads the thread's keys of pass @p pass over chunk @p c with coalesced loads: key q is
+/// element pass * kChunkPass + q * kChunkThreads + threadIdx.x of the chunk; entries past the
+/// chunk's end are set to 0 and must be skipped by the caller.
 /// @param[in] keys keys
 /// @param[in] c the block's chunk
+/// @param[in] pass the pass
 /// @param[out] key the thread's kChunkKeysPerThread keys
-__device__ __forceinline__ void LoadChunk(const std::uint32_t* keys, const ChunkView& c,
-                                          std::uint32_t (&key)[kChunkKeysPerThread]) {
+__device__ __forceinline__ void LoadPass(const std::uint32_t* keys, const ChunkView& c,
+                                         std::uint32_t pass,
+                                         std::uint32_t (&key)[kChunkKeysPerThread]) {
+  const std::uint32_t len = PassLength(c, pass), begin = c.begin + pass * kChunkPass;
 #pragma unroll
   for (int q = 0; q < kChunkKeysPerThread; ++q) {
     const std::uint32_t i = q * kChunkThreads + threadIdx.x;
-    key[q] = i < c.len ? keys[c.begin + i] : 0;
+    key[q] = i < len ? keys[begin + i] : 0;
   }
 }
 
-/// Issues the loads of chunk @p item's keys into @p key (`LoadChunk`) when the level has that
-/// chunk and its segment is not all equal (such a chunk is neither counted nor ranked). Every
-/// thread of the block gets the same answer.
+/// Issues the loads of the first pass over chunk @p item into @p key (`LoadPass`) when the level
+/// has that chunk and its segment is not all equal (such a chunk is neither counted nor ranked).
+/// Every thread of the block gets the same answer.
 /// @param[in] lv the level
 /// @param[in] keys the level's source
 /// @param[in] item chunk index of the level (may be past the last)
-/// @param[out] key the thread's keys of that chunk
+/// @param[out] key the thread's keys of that chunk's first pass
 /// @return whether the loads were issued
 __device__ __forceinline__ bool PrefetchChunk(const Level& lv, const std::uint32_t* keys,
                                               std::uint32_t item,
@@ -139,12 +166,105 @@ __device__ __forceinline__ bool PrefetchChunk(const Level& lv, const std::uint32
   const ChunkView c = LocateChunk(lv.segments, lv.state->num_segments, item);
   const KeyRange range = lv.segments[c.segment].range;
   if (range.min == range.max) return false;
-  LoadChunk(keys, c, key);
+  LoadPass(keys, c, 0, key);
   return true;
 }
 
 // ------------------------------------------------------------------ step 0: min and max
 // Chapter 01's `ch01::optimized::MinMax` (one pass, one launch), called by `Sort` below.
+
+// ------------------------------------------------------------------ level 0's bucket map
+
+/// Slots of `ChooseFirstMapKernel`'s hash set of sampled values: room for kMaxFewValues values
+/// and one more per thread (each stops inserting once more than kMaxFewValues are in).
+inline constexpr std::uint32_t kValueSlots = 2048;
+static_assert(kValueSlots > kMaxFewValues + 1 + kChunkThreads,
+              "the set never fills, so every probe ends");
+
+/**
+ * @brief Level 0's bucket map: draws kSampleKeys keys of the input (`SamplePosition`) and
+ *        collects their distinct values in a hash set in shared memory; when there are at most
+ *        kMaxFewValues of them, level 0 buckets around those values (`kSplitters`: 2m + 1
+ *        buckets, the odd ones of one value each), else by its h0 equal widths. Writes the
+ *        segment's map and bucket count and the level's bucket and matrix totals, whichever it
+ *        chose, so a workspace's next sort starts from its own keys.
+ *
+ * A value drawn many times (a spike, powers of two, a few repeated values) fills an equal-width
+ * bucket that then needs level after level, or one value per bucket that a block must still
+ * reduce and copy; around the sampled values each such value gets a bucket of its own that is
+ * final once partitioned, and no key of it is sorted on chip. Spread keys show thousands of
+ * values and keep equal widths, which cost one multiply per key; a sample of up to 64 values
+ * costs a binary search of up to 7 steps per key.
+ * @par Launch configuration
+ * One block of kChunkThreads threads (kSampleKeys / kChunkThreads samples each); static shared
+ * memory 8 kValueSlots + 4 kMaxFewValues + 8 bytes.
+ * @param[in] keys the input
+ * @param[in,out] segment level 0's one segment (its range already reduced)
+ * @param[in,out] state level 0's state
+ * @param[out] values room for kMaxFewValues values, sorted (the splitters)
+ * @param[in] buckets h0, the equal widths' count
+ * Reads kSampleKeys keys; writes up to kMaxFewValues words.
+ */
+__global__ void __launch_bounds__(kChunkThreads)
+    ChooseFirstMapKernel(const std::uint32_t* keys, Segment* segment, LevelState* state,
+                         std::uint32_t* values, std::uint32_t buckets) {
+  __shared__ unsigned long long set[kValueSlots];  // (1 << 32) | value, 0 while empty
+  __shared__ std::uint32_t found[kMaxFewValues];
+  __shared__ std::uint32_t distinct, listed;
+  constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
+  static_assert(kPerThread * kChunkThreads == static_cast<int>(kSampleKeys));
+  const Segment seg = *segment;
+  // snippet-begin: ch03-few-values
+  std::uint32_t m = 0;  // the sample's values, when few
+  if (seg.len >= kMinSampledKeys && seg.range.min < seg.range.max) {  // uniform per block
+    std::uint32_t v[kPerThread];
+#pragma unroll
+    for (int q = 0; q < kPerThread; ++q) {  // all loads in flight at once
+      v[q] = keys[SamplePosition(seg, q * kChunkThreads + threadIdx.x)];
+    }
+    for (std::uint32_t i = threadIdx.x; i < kValueSlots; i += blockDim.x) set[i] = 0;
+    if (threadIdx.x == 0) distinct = listed = 0;
+    __syncthreads();  // the set empty
+    auto* watch = const_cast<volatile std::uint32_t*>(&distinct);
+    for (int q = 0; q < kPerThread && *watch <= kMaxFewValues; ++q) {  // many values: stop
+      const unsigned long long entry = (1ull << 32) | v[q];
+      for (std::uint32_t slot = (v[q] * 0x9E3779B9u) >> 21;; slot = (slot + 1) % kValueSlots) {
+        unsigned long long seen = const_cast<volatile unsigned long long*>(set)[slot];
+        if (seen == 0) {
+          seen = atomicCAS(&set[slot], 0ull, entry);
+          if (seen == 0) {  // a new value
+            atomicAdd(&distinct, 1u);
+            break;
+          }
+        }
+        if (seen == entry) break;  // a value already in
+      }
+    }
+    __syncthreads();  // every insert done
+    if (distinct <= kMaxFewValues) {
+      for (std::uint32_t i = threadIdx.x; i < kValueSlots; i += blockDim.x) {
+        if (set[i] != 0) found[atomicAdd(&listed, 1u)] = static_cast<std::uint32_t>(set[i]);
+      }
+      __syncthreads();  // the values listed (in no order)
+      m = listed;
+      if (threadIdx.x < m) {  // value t goes where the values below it end
+        const std::uint32_t mine = found[threadIdx.x];
+        std::uint32_t rank = 0;
+        for (std::uint32_t u = 0; u < m; ++u) rank += found[u] < mine ? 1 : 0;
+        values[rank] = mine;
+      }
+    }
+  }
+  if (threadIdx.x == 0) {
+    const std::uint32_t h = m > 0 ? 2 * m + 1 : buckets;
+    segment->sampled = m > 0 ? kSplitters : kEqualWidths;
+    segment->splitters = m;
+    segment->buckets = h;
+    state->buckets = h;
+    state->matrix = h * seg.chunks;
+  }
+  // snippet-end: ch03-few-values
+}
 
 // ------------------------------------------------------------------ step 1: histograms
 
@@ -152,12 +272,12 @@ __device__ __forceinline__ bool PrefetchChunk(const Level& lv, const std::uint32
  * @brief Step 1: for each chunk of the level, counts its keys per arithmetic bucket of its
  *        segment in shared memory and writes the chunk's column of the bucket-major matrix.
  *
- * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ... and issues the next chunk's
- * loads before it counts the current one, so that they land while its shared atomics run: a
- * chunk's atomics and column take longer than its loads, and blocks that load, then count, then
- * write, one chunk each, leave the memory idle while they count.
+ * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ..., each in passes of kChunkPass
+ * keys, and issues the next pass's loads before it counts the current one, so that they land
+ * while its shared atomics run: a pass's atomics take longer than its loads, and blocks that
+ * load, then count, then write leave the memory idle while they count.
  * @par Launch configuration
- * A resident grid of kChunkThreads-thread blocks (one per SM: two chunks' keys per thread need
+ * A resident grid of kChunkThreads-thread blocks (one per SM: two passes' keys per thread need
  * up to 64 registers), at most one per chunk; static shared memory kMaxBuckets words.
  * @param[in] lv the level
  * @param[in] b the sort's arrays
@@ -171,32 +291,44 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
   const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
   const std::uint32_t* keys = LevelSource(b, lv.state->level);
   // snippet-begin: ch03-opt-histogram
-  // All 16 loads of a chunk are issued before its first atomic (16 loads in flight per thread,
-  // not the few a strided loop keeps), and a chunk ahead.
-  std::uint32_t key[kChunkKeysPerThread], next[kChunkKeysPerThread] = {};
+  // All 16 loads of a pass are issued before its first atomic (16 loads in flight per thread,
+  // not the few a strided loop keeps), and a pass ahead: the chunk's second pass under the
+  // first's atomics, the block's next chunk under this one's column writes.
+  std::uint32_t key[kChunkKeysPerThread];
   PrefetchChunk(lv, keys, blockIdx.x, key);
+  LoadSplitters(lv, counts);
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
-    PrefetchChunk(lv, keys, item + gridDim.x, next);  // in flight under this chunk's atomics
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
     if (seg.range.min != seg.range.max) {  // uniform per block; an all-equal chunk is not counted
       for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
       __syncthreads();  // counters zeroed before any thread adds
-      WithBucketMap(seg, [&](const auto& bucket) {
+      const std::uint32_t passes = PassesOf(c);
+      for (std::uint32_t pass = 0; pass < passes; ++pass) {
+        std::uint32_t next[kChunkKeysPerThread];
+        if (pass + 1 < passes) LoadPass(keys, c, pass + 1, next);  // in flight under the atomics
+        const std::uint32_t len = PassLength(c, pass);
+        WithBucketMap(seg, counts, [&](const auto& bucket) {
 #pragma unroll
-        for (int q = 0; q < kChunkKeysPerThread; ++q) {
-          if (q * kChunkThreads + threadIdx.x < c.len) atomicAdd(&counts[bucket(key[q])], 1u);
+          for (int q = 0; q < kChunkKeysPerThread; ++q) {
+            if (q * kChunkThreads + threadIdx.x < len) atomicAdd(&counts[bucket(key[q])], 1u);
+          }
+        });
+        if (pass + 1 < passes) {
+#pragma unroll
+          for (int q = 0; q < kChunkKeysPerThread; ++q) key[q] = next[q];
         }
-      });
-      __syncthreads();  // all keys counted
+      }
+      __syncthreads();                                 // all keys counted
+      PrefetchChunk(lv, keys, item + gridDim.x, key);  // in flight under the column writes
       for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
         matrix[seg.matrix_base + k * seg.chunks + c.local] = counts[k];
       }
       __syncthreads();  // counters read before the next chunk zeroes them
+    } else {
+      // PrefetchChunk did not load this chunk: the next chunk's first pass goes into key[].
+      PrefetchChunk(lv, keys, item + gridDim.x, key);
     }
-    // The next chunk's keys (when PrefetchChunk skipped it, that chunk is skipped here too).
-#pragma unroll
-    for (int q = 0; q < kChunkKeysPerThread; ++q) key[q] = next[q];
   }
   // snippet-end: ch03-opt-histogram
 }
@@ -220,21 +352,23 @@ __device__ __forceinline__ void CopyFinalChunk(const std::uint32_t* keys, const 
 }
 
 /**
- * @brief Step 4: for each chunk, ranks its keys by bucket in shared memory (a block-local
- *        counting sort), then writes the ranked tile out so that consecutive threads store
- *        consecutive addresses of one bucket's run.
+ * @brief Step 4: for each chunk, in passes of kChunkPass keys, ranks a pass's keys by bucket in
+ *        shared memory (a block-local counting sort), then writes the ranked tile out so that
+ *        consecutive threads store consecutive addresses of one bucket's run.
  *
- * Key i of the ranked tile belongs to bucket k and goes to run_base[k] + i, where
- * run_base[k] = segment.begin + scanned[matrix_base + k * chunks + local] - scanned[matrix_base]
- * - local_start[k]; once every key sits in the tile, each counter is turned from its bucket's
- * local start into its run base in place, so one word per bucket serves both. A chunk of an
- * all-equal segment is copied to `out` (it is final).
- * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ...; once a chunk's keys sit ranked
- * in the tile, the registers that held them take the next chunk's keys, whose loads stay in
+ * The chunk's run of bucket k starts at cursor[k] = segment.begin + scanned[matrix_base +
+ * k * chunks + local] - scanned[matrix_base], read once per chunk into the registers of the
+ * thread that owns bucket k. Key i of a pass's ranked tile belongs to bucket k and goes to
+ * cursor[k] + i - local_start[k]; once every key sits in the tile, each counter is turned from
+ * its bucket's local start into that run base in place, so one word per bucket serves both, and
+ * the cursor moves past the pass's keys of bucket k for the next pass. A chunk of an all-equal
+ * segment is copied to `out` (it is final).
+ * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ...; once a pass's keys sit ranked
+ * in the tile, the registers that held them take the next pass's keys, whose loads stay in
  * flight while the tile is written out (one block per SM: nothing else would hide them).
  * @par Launch configuration
  * A resident grid of kChunkThreads-thread blocks (one per SM: 64 registers per thread), at most
- * one per chunk; dynamic shared memory 4 (kChunk + kMaxBuckets) bytes (96 KiB: within the
+ * one per chunk; dynamic shared memory 4 (kChunkPass + kMaxBuckets) bytes (96 KiB: within the
  * 99 KiB a block may have on sm_86, sm_89 and sm_120; `PartitionPath::kRankTile`).
  * @param[in] lv the level
  * @param[in] b the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
@@ -245,7 +379,7 @@ __global__ void __launch_bounds__(kChunkThreads)
     PartitionKernel(Level lv, Buffers b, const std::uint32_t* scanned) {
   extern __shared__ uint4 smem_partition[];
   auto* tile = reinterpret_cast<std::uint32_t*>(smem_partition);
-  std::uint32_t* counts = tile + kChunk;  // local starts, then run bases
+  std::uint32_t* counts = tile + kChunkPass;  // local starts, then run bases
   __shared__ std::uint32_t scan_scratch[kBlockScanScratch];
   const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
   const std::uint32_t chunks = lv.state->chunks;
@@ -253,6 +387,7 @@ __global__ void __launch_bounds__(kChunkThreads)
   std::uint32_t* target = LevelTarget(b, level);
   std::uint32_t key[kChunkKeysPerThread];
   bool loaded = false;  // key[] holds (or is loading) chunk `item`'s keys; uniform per block
+  LoadSplitters(lv, counts);
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
@@ -261,56 +396,82 @@ __global__ void __launch_bounds__(kChunkThreads)
       continue;  // uniform per block (and PrefetchChunk never loads such a chunk)
     }
     // snippet-begin: ch03-opt-partition-rank
-    if (!loaded) LoadChunk(keys, c, key);  // coalesced; in flight while the counters are zeroed
-    WithBucketMap(seg, [&](const auto& bucket) {
-      for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
-      __syncthreads();  // counters zeroed
-
-      // Each key's rank within its bucket comes from the shared atomic.
-      std::uint32_t rank[kChunkKeysPerThread];
-#pragma unroll
-      for (int q = 0; q < kChunkKeysPerThread; ++q) {
-        const std::uint32_t i = q * kChunkThreads + threadIdx.x;
-        if (i < c.len) {
-          rank[q] = atomicAdd(&counts[bucket(key[q])], 1u);
-        }
-      }
-      __syncthreads();  // counts complete
-      // counts[k] becomes bucket k's local start.
-      BlockExclusiveScan<kBucketsPerThread>(counts, seg.buckets, scan_scratch);
-      // The chunk's column of the scanned matrix: one strided load per bucket, all of a thread's
-      // issued before the first is used (kMaxBuckets / kChunkThreads in flight, not one).
+    if (!loaded) LoadPass(keys, c, 0, key);  // coalesced; in flight while the cursors load
+    WithBucketMap(seg, counts, [&](const auto& bucket) {
+      // The chunk's column of the scanned matrix, read once per chunk: where the chunk's run of
+      // each of this thread's buckets starts in the output. The cursors carry over from pass to
+      // pass (one strided load per bucket, all of a thread's in flight at once).
       const std::uint32_t first = scanned[seg.matrix_base];
-      std::uint32_t slot[kBucketsPerThread];
+      std::uint32_t cursor[kBucketsPerThread];
 #pragma unroll
       for (int u = 0; u < kBucketsPerThread; ++u) {
         const std::uint32_t k = u * kChunkThreads + threadIdx.x;
-        if (k < seg.buckets) slot[u] = scanned[seg.matrix_base + k * seg.chunks + c.local];
-      }
-#pragma unroll
-      for (int q = 0; q < kChunkKeysPerThread; ++q) {
-        const std::uint32_t i = q * kChunkThreads + threadIdx.x;
-        if (i < c.len) {
-          tile[counts[bucket(key[q])] + rank[q]] = key[q];
+        if (k < seg.buckets) {
+          cursor[u] = seg.begin + (scanned[seg.matrix_base + k * seg.chunks + c.local] - first);
         }
       }
-      __syncthreads();  // tile ranked: the local starts are read for the last time
+      const std::uint32_t passes = PassesOf(c);
+      for (std::uint32_t pass = 0; pass < passes; ++pass) {
+        const std::uint32_t len = PassLength(c, pass);
+        for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
+        __syncthreads();  // counters zeroed
+
+        // Each key's rank within its bucket comes from the shared atomic; a rank is below
+        // kChunkPass, so two share a register (16 bits each), which leaves the registers for
+        // the cursors.
+        std::uint32_t rank[kChunkKeysPerThread / 2] = {};
 #pragma unroll
-      for (int u = 0; u < kBucketsPerThread; ++u) {
-        const std::uint32_t k = u * kChunkThreads + threadIdx.x;
-        // The run base, in place: slot >= first + local start, so no wrap-around.
-        if (k < seg.buckets) counts[k] = seg.begin + (slot[u] - first) - counts[k];
+        for (int q = 0; q < kChunkKeysPerThread; ++q) {
+          if (q * kChunkThreads + threadIdx.x < len) {
+            rank[q / 2] |= atomicAdd(&counts[bucket(key[q])], 1u) << (16 * (q % 2));
+          }
+        }
+        __syncthreads();  // counts complete
+        // counts[k] becomes bucket k's local start.
+        BlockExclusiveScan<kBucketsPerThread>(counts, seg.buckets, scan_scratch);
+#pragma unroll
+        for (int q = 0; q < kChunkKeysPerThread; ++q) {
+          if (q * kChunkThreads + threadIdx.x < len) {
+            const std::uint32_t r = (rank[q / 2] >> (16 * (q % 2))) & 0xFFFFu;
+            tile[counts[bucket(key[q])] + r] = key[q];
+          }
+        }
+        __syncthreads();  // tile ranked
+        // Tile entry i of bucket k goes to cursor[k] + i - start[k]; the cursor then moves past
+        // the pass's keys of bucket k, start[k + 1] - start[k] (the pass's end after the last).
+        std::uint32_t base[kBucketsPerThread];
+#pragma unroll
+        for (int u = 0; u < kBucketsPerThread; ++u) {
+          const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+          if (k < seg.buckets) {
+            const std::uint32_t start = counts[k], end = k + 1 < seg.buckets ? counts[k + 1] : len;
+            base[u] = cursor[u] - start;  // cursor >= start: no wrap-around
+            cursor[u] += end - start;
+          }
+        }
+        __syncthreads();  // every start read before the run bases replace them
+#pragma unroll
+        for (int u = 0; u < kBucketsPerThread; ++u) {
+          const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+          if (k < seg.buckets) counts[k] = base[u];
+        }
+        __syncthreads();  // run bases ready
+        // snippet-end: ch03-opt-partition-rank
+        // snippet-begin: ch03-opt-partition-write
+        // key[] is free: the next pass's loads (this chunk's, or the block's next chunk's first)
+        // go out now and land while this tile is written.
+        if (pass + 1 < passes) {
+          LoadPass(keys, c, pass + 1, key);
+        } else {
+          loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
+        }
+        for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) {
+          const std::uint32_t k = tile[i], bk = bucket(k);
+          // consecutive i; a bucket of one value (splitters) is final: straight to out
+          (bucket.Final(bk) ? b.out : target)[counts[bk] + i] = k;
+        }
+        __syncthreads();  // tile and run bases read before the next pass overwrites them
       }
-      __syncthreads();  // run bases ready
-      // snippet-end: ch03-opt-partition-rank
-      // snippet-begin: ch03-opt-partition-write
-      // key[] is free: the next chunk's loads go out now and land while this tile is written.
-      loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
-      for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
-        const std::uint32_t k = tile[i];
-        target[counts[bucket(k)] + i] = k;  // consecutive i
-      }
-      __syncthreads();  // tile and run bases read before the next chunk overwrites them
     });
     // snippet-end: ch03-opt-partition-write
   }
@@ -342,6 +503,7 @@ __global__ void __launch_bounds__(kChunkThreads)
   const std::uint32_t chunks = lv.state->chunks;
   const std::uint32_t* keys = LevelSource(b, level);
   std::uint32_t* target = LevelTarget(b, level);
+  LoadSplitters(lv, cursor);
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
@@ -351,17 +513,23 @@ __global__ void __launch_bounds__(kChunkThreads)
     }
     // snippet-begin: ch03-opt-partition-scatter
     std::uint32_t key[kChunkKeysPerThread];
-    LoadChunk(keys, c, key);  // all of a thread's loads in flight while the cursors are set
+    LoadPass(keys, c, 0, key);  // all of a thread's loads in flight while the cursors are set
     const std::uint32_t first = scanned[seg.matrix_base];
     for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
       cursor[k] = seg.begin + (scanned[seg.matrix_base + k * seg.chunks + c.local] - first);
     }
     __syncthreads();  // cursors set
-    WithBucketMap(seg, [&](const auto& bucket) {
+    WithBucketMap(seg, cursor, [&](const auto& bucket) {
+      const std::uint32_t passes = PassesOf(c);
+      for (std::uint32_t pass = 0; pass < passes; ++pass) {
+        if (pass > 0) LoadPass(keys, c, pass, key);
+        const std::uint32_t len = PassLength(c, pass);
 #pragma unroll
-      for (int q = 0; q < kChunkKeysPerThread; ++q) {
-        if (q * kChunkThreads + threadIdx.x < c.len) {
-          target[atomicAdd(&cursor[bucket(key[q])], 1u)] = key[q];
+        for (int q = 0; q < kChunkKeysPerThread; ++q) {
+          if (q * kChunkThreads + threadIdx.x < len) {
+            const std::uint32_t bk = bucket(key[q]);
+            (bucket.Final(bk) ? b.out : target)[atomicAdd(&cursor[bk], 1u)] = key[q];
+          }
         }
       }
     });
@@ -423,6 +591,7 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
     const Segment seg = lv.segments[s];
     if (seg.range.min == seg.range.max) continue;  // the partition wrote it to out
     const std::uint32_t k = item - seg.bucket_base, first = scanned[seg.matrix_base];
+    if (seg.sampled == kSplitters && SplitterMap::Final(k)) continue;  // the partition wrote it
     const std::uint32_t begin = seg.begin + (scanned[seg.matrix_base + k * seg.chunks] - first);
     const std::uint32_t end =
         k + 1 < seg.buckets ? seg.begin + (scanned[seg.matrix_base + (k + 1) * seg.chunks] - first)
@@ -549,11 +718,18 @@ void LaunchSortOverflow(const Level& lv, const Buffers& b, const SpanList& overf
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-/// Dynamic shared memory of PartitionKernel: the chunk's tile and one word per bucket.
-constexpr std::size_t kPartitionDynamicBytes = 4 * (std::size_t{kChunk} + kMaxBuckets);
+/// Dynamic shared memory of PartitionKernel: the tile of one pass and one word per bucket.
+constexpr std::size_t kPartitionDynamicBytes = 4 * (std::size_t{kChunkPass} + kMaxBuckets);
 static_assert(kPartitionDynamicBytes + 4 * kBlockScanScratch <= kPartitionSharedBytes,
               "plan.hpp's kPartitionSharedBytes bounds the rank-tile partition's block");
 }  // namespace
+
+void ChooseFirstMap(const std::uint32_t* d_in, Segment* segment, LevelState* state,
+                    std::uint32_t* splitters, const FirstLevelPlan& plan, cudaStream_t stream) {
+  ChooseFirstMapKernel<<<1, kChunkThreads, 0, stream>>>(d_in, segment, state, splitters,
+                                                        plan.buckets);
+  CUDA_CHECK_LAST_LAUNCH();
+}
 
 void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
                cudaStream_t stream) {
@@ -649,15 +825,24 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
   // snippet-begin: ch03-opt-sort
   const FirstLevelPlan& plan = ws.first_plan();
   const Buffers b{d_in, ws.part.data(), d_out};
-  const Level lv{ws.first_segment.data(), ws.first_state.data(), false};
+  const Level lv{ws.first_segment.data(), ws.first_state.data(), false, ws.splitters.data()};
   timed(Stage::kMinMax, [&] {
     auto* range = reinterpret_cast<ch01::MinMaxPair<std::uint32_t>*>(ws.FirstRange());
     ch01::optimized::MinMax(d_in, n, range, ws.minmax_temp.data(), ws.minmax_temp.size(), stream);
   });
+  timed(Stage::kSample, [&] {
+    if (ws.options().sample_first) {
+      ChooseFirstMap(d_in, ws.first_segment.data(), ws.first_state.data(), ws.splitters.data(),
+                     plan, stream);
+    }
+  });
   timed(Stage::kHistogram, [&] { Histogram(lv, b, ws.matrix.data(), plan.chunks, stream); });
   timed(Stage::kScan, [&] {
-    ch02::optimized::ExclusiveScan<std::uint32_t>(ws.matrix.data(), ws.matrix.data(), plan.matrix,
-                                                  ws.scan_temp.data(), ws.scan_temp.size(), stream);
+    // The map's choice sets the matrix size on the device: the scan reads it there.
+    const std::uint32_t* entries = &ws.first_state.data()->matrix;
+    ch02::optimized::ExclusiveScanDeviceCount<std::uint32_t>(
+        ws.matrix.data(), ws.matrix.data(), plan.matrix_bound, entries, ws.scan_temp.data(),
+        ws.scan_temp.size(), stream);
   });
   timed(Stage::kPartition,
         [&] { Partition(lv, b, ws.matrix.data(), ws.partition(), plan.chunks, stream); });

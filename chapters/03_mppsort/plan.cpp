@@ -61,6 +61,8 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter,
   }
   plan.chunks = static_cast<std::uint32_t>((n + kChunk - 1) / kChunk);
   plan.matrix = std::uint64_t{plan.buckets} * plan.chunks;
+  plan.matrix_bound =
+      std::max<std::uint64_t>(plan.buckets, 2 * kMaxFewValues + 1) * std::uint64_t{plan.chunks};
   return plan;
 }
 // snippet-end: ch03-plan-first-level
@@ -70,7 +72,7 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter,
   // A deeper segment of len keys has c = ceil(len / kChunk) chunks and h buckets, where h is
   // at most kMaxDeeperBuckets, at most max(kMinDeepBuckets, ceil(len / target)) and every
   // segment is longer than the smallest tile (4096 keys). Summed over segments of at most n keys:
-  //   h * c <= len / 8 (kMaxDeeperBuckets / kChunk) + 65 * (len / kChunk + 1)
+  //   h * c <= len / 16 (kMaxDeeperBuckets / kChunk) + 65 * (len / kChunk + 1)
   //            + len / target + ...
   // which stays below n / 8 + n / 32 + 4096 for every target of at least 3700 keys.
   const std::uint64_t deeper = n / 8 + n / 32 + 4096;
@@ -81,11 +83,12 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter,
   // sorter, where a larger tile reaches kMinFirstBuckets buckets. Between two changes the
   // buckets and the chunks grow with m, so the largest m before each change, and n itself, bound
   // it.
-  std::uint64_t first = PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter, limits).matrix;
+  std::uint64_t first = PlanFirstLevel(std::max<std::uint64_t>(n, 1), sorter, limits).matrix_bound;
   for (const TileShape& tile : TilesOf(sorter, limits)) {
     for (const std::uint32_t buckets : {kMaxBuckets, kMinFirstBuckets - 1}) {
       const std::uint64_t m = std::min(n, std::uint64_t{buckets} * tile.target);
-      first = std::max(first, PlanFirstLevel(std::max<std::uint64_t>(m, 1), sorter, limits).matrix);
+      first = std::max(first,
+                       PlanFirstLevel(std::max<std::uint64_t>(m, 1), sorter, limits).matrix_bound);
     }
   }
   return std::max(first, deeper);

@@ -19,9 +19,15 @@
 
 namespace ch03::optimized {
 
-/// Keys a histogram/partition block handles (one column of the histogram matrix; the rank
-/// partition's tile in shared memory).
-inline constexpr std::uint32_t kChunk = 16384;
+/// Keys a histogram/partition block handles as one chunk: one column of the histogram matrix.
+/// The matrix has one entry per bucket and chunk, and each entry costs a scattered 4-byte store
+/// (histogram), scan traffic and a scattered load (partition): 32768-key chunks halve that
+/// against chunks of one pass.
+inline constexpr std::uint32_t kChunk = 32768;
+/// Keys of a chunk a block holds at once (16 per thread), in kChunk / kChunkPass passes: the
+/// rank partition's tile in shared memory.
+inline constexpr std::uint32_t kChunkPass = 16384;
+static_assert(kChunk % kChunkPass == 0, "a chunk is a whole number of passes");
 /// Threads of a histogram/partition/min-max block.
 inline constexpr int kChunkThreads = 1024;
 /// Most buckets per segment (shared counters of a histogram/partition block; the partition's
@@ -45,12 +51,23 @@ inline constexpr std::uint32_t kBlockMinMaxKeys = 1u << 18;
 /// equal-width buckets twice, so each further level narrows its range at least 64-fold.
 inline constexpr std::uint32_t kMinDeepBuckets = 64;
 /// Most levels a sort may use. Ranges shrink at least 2-fold at level 1 (except the end buckets
-/// of a sampled core, which need not shrink) and 64-fold from level 2 on, so every oversized
+/// of a sampled core and the buckets between level 0's splitters, which need not shrink) and
+/// 64-fold from level 2 on, so every oversized
 /// bucket is single-valued (all equal, hence final) within `LevelBound` levels: 9 for keys
 /// spanning all 2^32 values, whatever level 0's bucket count. The rest is margin.
 inline constexpr std::uint32_t kMaxLevels = 12;
 /// Keys drawn from a sampled segment to find its core (sampled_core.cuh), sorted by one block.
 inline constexpr std::uint32_t kSampleKeys = 8192;
+/// Most distinct values a sample of the input may show for level 0 to bucket by them
+/// (`kSplitters`: a bucket per value and one between each two, 2m + 1 <= 129). Their counters
+/// take the first half of the histogram's and partition's kMaxBuckets shared words, the values
+/// the second half.
+inline constexpr std::uint32_t kMaxFewValues = 64;
+static_assert(2 * kMaxFewValues + 1 <= kMaxBuckets / 2 && kMaxFewValues <= kMaxBuckets / 2,
+              "counters and values each within half of the shared words");
+/// Fewest keys for which level 0 samples its input to choose its bucket map (`ChooseFirstMap`):
+/// below this, the sample would be most of the input, and a level more costs little.
+inline constexpr std::uint32_t kMinSampledKeys = 16 * kSampleKeys;
 /// Deepest level whose unreduced segments (spans over kBlockMinMaxKeys) are bucketed over a
 /// sampled core: level 1, where a skewed cluster first shows up. The two end buckets of a core
 /// need not narrow the range; after this level the equal-width rule's 64-fold narrowing still
@@ -125,10 +142,23 @@ struct Segment {
   std::uint32_t chunk_base = 0;    ///< first chunk of the level that is this segment's
   std::uint32_t bucket_base = 0;   ///< first bucket of the level that is this segment's
   std::uint32_t matrix_base = 0;   ///< first entry of its buckets x chunks matrix
-  /// 0: equal-width buckets over `range`; 1: over `core`, with the keys below and above it in
-  /// the first and last bucket (sampled_core.cuh)
+  /// How a key finds its bucket (`BucketMapKind`): equal widths over `range`, over a sampled
+  /// `core`, or between sampled splitters
   std::uint32_t sampled = 0;
   KeyRange core{0xFFFFFFFFu, 0};  ///< the sampled core, written by SurveySegmentsKernel
+  std::uint32_t splitters = 0;    ///< m values, when sampled == kSplitters (2m + 1 buckets)
+};
+
+/// Values of `Segment::sampled`.
+enum BucketMapKind : std::uint32_t {
+  kEqualWidths = 0,  ///< h equal widths over the segment's [min, max]
+  /// equal widths over a sampled core, with the keys below and above it in the first and last
+  /// bucket (sampled_core.cuh; skewed clusters at level 1)
+  kCore = 1,
+  /// 2m + 1 buckets around the m values of a sample that shows few (`kMaxFewValues`): bucket
+  /// 2j + 1 holds the keys equal to value j (all equal: final once partitioned), bucket 2j the
+  /// keys strictly between values j - 1 and j. Level 0 only.
+  kSplitters = 2,
 };
 
 /// A bucket too large for the tile, left for the next level.
@@ -170,9 +200,11 @@ struct LevelState {
 /// Level 0 as the host plans it from n.
 struct FirstLevelPlan {
   TileShape tile;         ///< the tile of level 0
-  std::uint32_t buckets;  ///< h0
+  std::uint32_t buckets;  ///< h0 (equal widths)
   std::uint32_t chunks;   ///< ceil(n / kChunk)
   std::uint64_t matrix;   ///< h0 x chunks
+  /// max(h0, 2 kMaxFewValues + 1) x chunks: the entries either level-0 map may use
+  std::uint64_t matrix_bound;
 };
 
 /// How step 4 moves a chunk's keys into their buckets' slots.
@@ -184,9 +216,10 @@ enum class PartitionPath {
   /// tile: kMaxBuckets counters, 32 KiB, fit any GPU); stores scatter within each run.
   kScatter,
 };
-/// Shared memory of the rank-tile partition's block: the chunk and one word per bucket.
+/// Shared memory of the rank-tile partition's block: one pass of the chunk and one word per
+/// bucket.
 inline constexpr std::uint32_t kPartitionSharedBytes =
-    4 * (kChunk + kMaxBuckets) + kTileScratchBytes;
+    4 * (kChunkPass + kMaxBuckets) + kTileScratchBytes;
 /// The rank tile where one block may use kPartitionSharedBytes (99 KiB and up: sm_80, sm_86,
 /// sm_89, sm_90, sm_100, sm_120), else the scatter (sm_75's 64 KiB).
 /// @param[in] limits the planning limits
@@ -247,9 +280,10 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter,
 /// later level has at least kMinDeepBuckets buckets per segment, so a bucket spans at most
 /// span / 63 + 1 values, until one value is left; a bucket of one value is final where it is
 /// found, or, when it was too long for its sorting block to reduce (over kBlockMinMaxKeys
-/// keys), one level later.
+/// keys), one level later. Splitters at level 0 (`kSplitters`) need not narrow a bucket's span
+/// either: such a sort is bounded as one with a single level-0 bucket.
 /// @param[in] range values between the smallest and the largest key, counted inclusively (>= 1)
-/// @param[in] first_buckets buckets of level 0 (>= 1)
+/// @param[in] first_buckets buckets of level 0 (>= 1; 1 where level 0 used splitters)
 std::uint32_t LevelBound(std::uint64_t range, std::uint32_t first_buckets);
 /// Most spans (oversized buckets) one level can list for @p n keys: each holds more keys than
 /// the smallest tile.

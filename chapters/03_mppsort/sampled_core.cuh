@@ -20,6 +20,7 @@
 #include "chapters/03_mppsort/bitonic_tile.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/plan.hpp"
+#include "chapters/03_mppsort/segments.cuh"
 
 namespace ch03::optimized {
 
@@ -31,6 +32,8 @@ struct EqualWidthMap {
   __host__ __device__ __forceinline__ std::uint32_t operator()(std::uint32_t key) const {
     return ArithmeticBucket(key, min, scale);
   }
+  /// Whether bucket @p b is known to hold one value (never, for equal widths).
+  __host__ __device__ __forceinline__ static constexpr bool Final(std::uint32_t) { return false; }
 };
 
 // snippet-begin: ch03-core-map
@@ -45,8 +48,64 @@ struct CoreMap {
   __host__ __device__ __forceinline__ std::uint32_t operator()(std::uint32_t key) const {
     return key < lo ? 0 : (key > hi ? last : 1 + ArithmeticBucket(key, lo, scale));
   }
+  /// Whether bucket @p b is known to hold one value (never: a core's buckets are ranges).
+  __host__ __device__ __forceinline__ static constexpr bool Final(std::uint32_t) { return false; }
 };
 // snippet-end: ch03-core-map
+
+// snippet-begin: ch03-splitter-map
+/// Buckets around m sorted splitters s[0] <= ... <= s[m - 1] (`kSplitters`): with j the number
+/// of splitters below the key, bucket 2j + 1 when the key equals s[j], else 2j. A value drawn
+/// often fills several splitters, and all its keys land in one odd bucket, final as it is.
+struct SplitterMap {
+  const std::uint32_t* s;  ///< the splitters (shared memory in the kernels)
+  std::uint32_t m;         ///< their number, >= 1
+  std::uint32_t top;       ///< the largest power of two <= m
+  /// The bucket of @p key: a binary search for j, one splitter load per halving.
+  __host__ __device__ __forceinline__ std::uint32_t operator()(std::uint32_t key) const {
+    std::uint32_t j = 0;  // splitters known to be below the key
+    for (std::uint32_t step = top; step > 0; step >>= 1) {
+      if (j + step <= m && s[j + step - 1] < key) j += step;
+    }
+    return 2 * j + (j < m && s[j] == key ? 1u : 0u);
+  }
+  /// Whether bucket @p b holds one value: the odd ones.
+  __host__ __device__ __forceinline__ static constexpr bool Final(std::uint32_t b) {
+    return (b & 1) != 0;
+  }
+};
+// snippet-end: ch03-splitter-map
+
+/// The map of @p m splitters at @p s.
+/// @param[in] s the splitters, sorted
+/// @param[in] m their number, >= 1
+__host__ __device__ inline SplitterMap SplitterMapOf(const std::uint32_t* s, std::uint32_t m) {
+  std::uint32_t top = 1;
+  while (2 * top <= m) top *= 2;
+  return SplitterMap{s, m, top};
+}
+
+/// Where a histogram or partition block keeps a splitter segment's splitters: the second half
+/// of its kMaxBuckets counter words (the segment's 2m + 1 <= kMaxBuckets / 2 counters use the
+/// first half).
+/// @param[in] counters the block's kMaxBuckets words
+__device__ __forceinline__ std::uint32_t* SplitterWords(std::uint32_t* counters) {
+  return counters + kMaxBuckets / 2;
+}
+
+/// Copies the splitters of level @p lv's segment 0 into @p counters' second half when that
+/// segment is bucketed by them (uniform per block); ends with a barrier either way.
+/// @param[in] lv the level
+/// @param[in,out] counters the block's kMaxBuckets shared words
+__device__ __forceinline__ void LoadSplitters(const Level& lv, std::uint32_t* counters) {
+  if (lv.splitters != nullptr && lv.segments[0].sampled == kSplitters) {
+    const std::uint32_t m = lv.segments[0].splitters;
+    for (std::uint32_t i = threadIdx.x; i < m; i += blockDim.x) {
+      SplitterWords(counters)[i] = lv.splitters[i];
+    }
+  }
+  __syncthreads();  // splitters visible
+}
 
 /// The map of a sampled segment of @p buckets buckets (at least 3) with core @p core.
 /// @param[in] core [lo, hi] of the core, lo <= hi
@@ -55,24 +114,42 @@ __host__ __device__ inline CoreMap CoreMapOf(const KeyRange& core, std::uint32_t
   return CoreMap{core.min, core.max, BucketScale(core.min, core.max, buckets - 2), buckets - 1};
 }
 
-/// Calls @p work with the bucket map of segment @p seg (min < max): a `CoreMap` when it was
-/// sampled, else an `EqualWidthMap`. Each kind of map gets its own copy of @p work, so neither
-/// keeps the other's values in registers. Uniform per block.
+/// Calls @p work with the bucket map of segment @p seg (min < max): a `SplitterMap` or a
+/// `CoreMap` when it was sampled, else an `EqualWidthMap`. Each kind of map gets its own copy of
+/// @p work, so none keeps another's values in registers. Uniform per block.
 /// @param[in] seg the segment
+/// @param[in] counters the block's kMaxBuckets shared words, splitters loaded (`LoadSplitters`)
 /// @param[in] work callable taking the map
 template <class Work>
-__device__ __forceinline__ void WithBucketMap(const Segment& seg, Work&& work) {
-  if (seg.sampled != 0) {
+__device__ __forceinline__ void WithBucketMap(const Segment& seg, std::uint32_t* counters,
+                                              Work&& work) {
+  if (seg.sampled == kSplitters) {
+    work(SplitterMapOf(SplitterWords(counters), seg.splitters));
+  } else if (seg.sampled == kCore) {
     work(CoreMapOf(seg.core, seg.buckets));
   } else {
     work(EqualWidthMap{seg.range.min, BucketScale(seg.range.min, seg.range.max, seg.buckets)});
   }
 }
 
-/// Shared memory of `SampleCore`.
+/// Shared memory of `SampleCore` and `ChooseFirstMapKernel`.
 struct SampleShared {
   alignas(16) std::uint32_t tile[kSampleKeys];  ///< the sample, then sorted
 };
+
+/// Where sample @p i of segment @p seg is drawn: one key at a pseudo-random offset in each of
+/// kSampleKeys equal strides, so that a sorted or periodic input is sampled evenly (every key
+/// when the segment is shorter than the sample). A hash of (segment, i) picks the offset: the
+/// same keys give the same sample, run after run. 32-bit arithmetic: no division per sample but
+/// the stride's.
+/// @param[in] seg the segment (begin, len)
+/// @param[in] i the sample, below kSampleKeys
+__device__ __forceinline__ std::uint32_t SamplePosition(const Segment& seg, std::uint32_t i) {
+  const std::uint32_t stride = seg.len / kSampleKeys;
+  if (stride == 0) return seg.begin + i * seg.len / kSampleKeys;  // len < kSampleKeys: no wrap
+  const std::uint32_t hash = (((i + 1) * 0x9E3779B9u) ^ seg.begin) * 0x85EBCA6Bu;
+  return seg.begin + i * stride + __umulhi(hash, stride);  // offset in [0, stride)
+}
 
 /**
  * @brief The core of segment @p seg: draws kSampleKeys of its keys (one at a fixed pseudo-random
@@ -90,18 +167,12 @@ __device__ inline void SampleCore(const std::uint32_t* keys, const Segment& seg,
                                   SampleShared& sh) {
   // snippet-begin: ch03-sample-core
   constexpr int kPerThread = 8;  // independent loads in flight per thread
-  const std::uint64_t stride = seg.len / kSampleKeys;
   for (std::uint32_t base = 0; base < kSampleKeys; base += kPerThread * blockDim.x) {
     std::uint32_t v[kPerThread];
 #pragma unroll
     for (int q = 0; q < kPerThread; ++q) {
       const std::uint32_t i = base + q * blockDim.x + threadIdx.x;
-      // A hash of (segment, i) picks the offset within the stride: the same keys give the same
-      // sample, run after run.
-      const std::uint64_t hash = std::uint64_t{((i + 1) * 0x9E3779B9u) ^ seg.begin} * 0x85EBCA6Bu;
-      const std::uint64_t pos =
-          std::uint64_t{i} * seg.len / kSampleKeys + (stride > 0 ? (hash >> 7) % stride : 0);
-      v[q] = i < kSampleKeys ? keys[seg.begin + pos] : 0;
+      v[q] = i < kSampleKeys ? keys[SamplePosition(seg, i)] : 0;
     }
 #pragma unroll
     for (int q = 0; q < kPerThread; ++q) {

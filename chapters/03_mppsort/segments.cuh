@@ -19,6 +19,9 @@ struct Level {
   const Segment* segments;  ///< the level's segment table
   LevelState* state;        ///< level number, totals, work queues
   bool dynamic;             ///< true: a resident grid loops over the level's items
+  /// The splitters of segment 0 when it is bucketed by them (`kSplitters`: level 0 only, whose
+  /// one segment is the input), else unused; may be null at the deeper levels
+  const std::uint32_t* splitters = nullptr;
 };
 
 /// The three key arrays of a sort. Level 0 reads `in`; level k >= 1 reads what level k - 1

@@ -12,7 +12,13 @@
 namespace ch03::optimized {
 
 Workspace::Workspace(std::size_t capacity, Options options)
-    : first_segment(1), first_state(1), state(1), span_count(1), h_state(1), options_(options) {
+    : first_segment(1),
+      first_state(1),
+      splitters(kMaxFewValues),
+      state(1),
+      span_count(1),
+      h_state(1),
+      options_(options) {
   limits_ = staged::PlanningLimits();
   if (!options_.profile.empty()) {
     limits_ = staged::CapLimits(staged::DeviceProfile(options_.profile), limits_);
@@ -55,7 +61,7 @@ void Workspace::Prepare(std::size_t n) {
   if (n > capacity_) Allocate(n);
   if (n == planned_n_) return;
   first_plan_ = PlanFirstLevel(n, options_.sorter, limits_);
-  if (first_plan_.matrix > matrix_capacity_) {
+  if (first_plan_.matrix_bound > matrix_capacity_) {
     throw std::logic_error("mppSort: level 0's histogram matrix exceeds the workspace's");
   }
   Segment seg;
@@ -96,6 +102,14 @@ LevelState Workspace::ReadState(cudaStream_t stream) {
                              cudaMemcpyDeviceToHost, stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   return h_state[0];
+}
+
+Segment Workspace::ReadFirstSegment(cudaStream_t stream) {
+  Segment seg;
+  CUDA_CHECK(
+      cudaMemcpyAsync(&seg, first_segment.data(), sizeof(Segment), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return seg;
 }
 
 }  // namespace ch03::optimized

@@ -28,6 +28,10 @@ struct Options {
   /// true: the deeper levels run as one CUDA graph with a device-controlled loop; false: the
   /// host reads each level's plan back (one synchronisation per level, for comparison).
   bool device_loop = true;
+  /// true: level 0 samples its input and buckets between splitters where equal widths would be
+  /// crowded (`ChooseFirstMap`); false: equal widths always (the map the deeper levels then
+  /// re-bucket, for comparison and for tests of the deeper levels).
+  bool sample_first = true;
   /// A device profile (`staged::DeviceProfiles`, e.g. "t4") whose limits the workspace plans for
   /// (capped by the planning limits), or "" for the planning limits themselves: how a test runs
   /// a smaller GPU's tiles and partition on a large one.
@@ -81,6 +85,10 @@ class Workspace {
   /// Levels the last sort ran (level 0 counts; synchronises @p stream).
   /// @param[in] stream the stream of the last sort
   int LevelsUsed(cudaStream_t stream) { return static_cast<int>(ReadState(stream).level); }
+  /// Level 0's segment as the last sort left it: its bucket map (`Segment::sampled`), buckets
+  /// and splitters (synchronises @p stream).
+  /// @param[in] stream the stream of the last sort
+  Segment ReadFirstSegment(cudaStream_t stream);
 
   staged::DeviceBuffer<std::uint32_t> part;         ///< partition buffer (n keys)
   staged::DeviceBuffer<std::uint32_t> matrix;       ///< histogram matrix, scanned in place
@@ -88,6 +96,7 @@ class Workspace {
   staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
   staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment
   staged::DeviceBuffer<LevelState> first_state;     ///< level 0's state
+  staged::DeviceBuffer<std::uint32_t> splitters;    ///< level 0's sampled values (kMaxFewValues)
   staged::DeviceBuffer<Segment> segments;           ///< the deeper level's table
   staged::DeviceBuffer<LevelState> state;           ///< the deeper level's state
   staged::DeviceBuffer<Span> spans;                 ///< oversized buckets of a level
