@@ -283,11 +283,64 @@ TEST(Planning, EitherLevelZeroMapFitsTheMatrix) {
         const optimized::FirstLevelPlan plan = optimized::PlanFirstLevel(n, sorter, limits);
         EXPECT_GE(plan.matrix_bound, plan.matrix);
         EXPECT_GE(plan.matrix_bound, (2ull * optimized::kMaxFewValues + 1) * plan.chunks);
+        EXPECT_GE(plan.matrix_bound, std::uint64_t{plan.max_buckets} * plan.chunks);
+        EXPECT_LE(plan.max_buckets, optimized::kMaxBuckets);
+        EXPECT_GE(plan.max_buckets, std::min(2 * plan.buckets, optimized::kMaxBuckets));
         EXPECT_LE(plan.matrix_bound, optimized::MatrixCapacity(n, sorter, limits))
             << limits.name << " n " << n;
       }
     }
   }
+}
+
+TEST(SampledCore, CrowdedSamplesFollowTheirRule) {
+  // Four times the mean sample count per bin, or the mean + 8 sigma + 8 where that is more.
+  EXPECT_EQ(optimized::CrowdedSamples(1), 4 * optimized::kSampleKeys);
+  EXPECT_EQ(optimized::CrowdedSamples(512), 64u);   // mean 16: 64 > 16 + 32 + 8
+  EXPECT_EQ(optimized::CrowdedSamples(2048), 28u);  // mean 4: 4 + 16 + 8 > 16
+  EXPECT_EQ(optimized::CrowdedSamples(8192), 17u);  // mean 1: 1 + 8 + 8
+}
+
+TEST(SampledCore, ThreePiecesKeepOrderAndTheirBuckets) {
+  // Level 0's core map: `low` buckets below the core, `high` above it, the rest over it; keys
+  // in order get buckets in order, each piece only its own, including the range's extremes.
+  for (const optimized::KeyRange range :
+       {optimized::KeyRange{0, 0xFFFFFFFFu}, optimized::KeyRange{1000, 5000000}}) {
+    for (const optimized::KeyRange core : {optimized::KeyRange{range.min + 100, range.min + 65635},
+                                           optimized::KeyRange{range.min + 1, range.max - 1}}) {
+      for (const std::uint32_t low : {1u, 2u, 27u}) {
+        for (const std::uint32_t high : {1u, 3u, 27u}) {
+          const std::uint32_t h = 542;
+          const optimized::CoreMap map = optimized::CoreMapOf(range, core, low, high, h);
+          // (An end of fewer values than buckets leaves its last buckets empty.)
+          EXPECT_EQ(map(range.min), 0u);
+          EXPECT_LT(map(core.min - 1), low);
+          EXPECT_EQ(map(core.min), low);
+          EXPECT_EQ(map(core.max), h - high - 1);
+          EXPECT_EQ(map(core.max + 1), h - high);
+          EXPECT_GE(map(range.max), h - high);
+          EXPECT_LT(map(range.max), h);
+          if (core.min - range.min >= low) EXPECT_EQ(map(core.min - 1), low - 1);
+          if (range.max - core.max >= high) EXPECT_EQ(map(range.max), h - 1);
+          std::uint32_t prev = 0;
+          const std::uint64_t width = std::uint64_t{range.max} - range.min;
+          for (std::uint64_t t = 0; t <= 4000; ++t) {
+            const auto key = static_cast<std::uint32_t>(range.min + width * t / 4000);
+            const std::uint32_t b = map(key);
+            ASSERT_GE(b, prev) << "monotone at " << key;
+            ASSERT_LT(b, h);
+            ASSERT_EQ(key < core.min, b < low) << key;
+            ASSERT_EQ(key > core.max, b >= h - high) << key;
+            prev = b;
+          }
+        }
+      }
+    }
+  }
+  // One bucket per value when the core has as many buckets as values.
+  const optimized::CoreMap values = optimized::CoreMapOf(
+      optimized::KeyRange{0, 0xFFFFFFFFu}, optimized::KeyRange{1000, 2023}, 1, 1, 1026);
+  for (std::uint32_t v = 1000; v <= 2023; ++v) ASSERT_EQ(values(v), 1 + (v - 1000));
 }
 
 TEST(SampledCore, EndsAndEqualWidthsBetween) {

@@ -816,11 +816,11 @@ TEST_P(SortAdversary, WithinLevelBound) {
   optimized::Segment first;
   EXPECT_EQ(RunSort(c.variant, keys, &levels, 0, 0, &first), Sorted(keys)) << "seed " << kTestSeed;
   // The planner's own bound for these keys (their range and level 0's buckets), which every
-  // level that narrows the ranges as planned keeps, and kMaxLevels only caps. Splitters at
-  // level 0 need not narrow a range: bounded as one level-0 bucket.
+  // level that narrows the ranges as planned keeps, and kMaxLevels only caps. Splitters or a
+  // core at level 0 need not narrow a range: bounded as one level-0 bucket.
   const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
   const std::uint32_t buckets =
-      first.sampled == optimized::kSplitters
+      first.sampled != optimized::kEqualWidths
           ? 1u
           : optimized::PlanFirstLevel(c.n, OptionsOf(c.variant).sorter, staged::PlanningLimits())
                 .buckets;
@@ -851,35 +851,42 @@ INSTANTIATE_TEST_SUITE_P(
 struct MapCase {
   const char* name;
   std::vector<std::uint32_t> (*keys)(std::size_t n);
-  bool splitters;     ///< whether the sample must show few values (a bucket around each)
-  int levels;         ///< levels the sort must finish in (0: not checked)
+  std::uint32_t map;  ///< level 0's map once sampled (`BucketMapKind`)
+  int levels;         ///< levels the sort must finish in (0: at most 2)
   bool exact_values;  ///< whether the sample must show every value of the input
 };
 
 std::vector<MapCase> MapCases() {
   return {
-      {"uniform", [](std::size_t n) { return Keys(n, Distribution::kUniform); }, false, 1, false},
-      {"sorted", [](std::size_t n) { return Keys(n, Distribution::kSorted); }, false, 1, false},
-      {"reverse", [](std::size_t n) { return Keys(n, Distribution::kReverse); }, false, 1, false},
-      {"equal", [](std::size_t n) { return Keys(n, Distribution::kEqual); }, false, 1, false},
-      {"few", [](std::size_t n) { return Keys(n, Distribution::kFew); }, true, 1, true},
-      {"skewed", [](std::size_t n) { return Keys(n, Distribution::kSkewed); }, false, 0, false},
+      {"uniform", [](std::size_t n) { return Keys(n, Distribution::kUniform); },
+       optimized::kEqualWidths, 1, false},
+      {"sorted", [](std::size_t n) { return Keys(n, Distribution::kSorted); },
+       optimized::kEqualWidths, 1, false},
+      {"reverse", [](std::size_t n) { return Keys(n, Distribution::kReverse); },
+       optimized::kEqualWidths, 1, false},
+      {"equal", [](std::size_t n) { return Keys(n, Distribution::kEqual); },
+       optimized::kEqualWidths, 1, false},
+      {"few", [](std::size_t n) { return Keys(n, Distribution::kFew); }, optimized::kSplitters, 1,
+       true},
+      {"skewed", [](std::size_t n) { return Keys(n, Distribution::kSkewed); }, optimized::kCore, 0,
+       false},
       {"powers", [](std::size_t n) { return AdversarialKeys(n, Adversary::kPowers, kTestSeed); },
-       true, 1, true},
+       optimized::kSplitters, 1, true},
       {"spike", [](std::size_t n) { return AdversarialKeys(n, Adversary::kSpike, kTestSeed); },
-       true, 1, false},
+       optimized::kSplitters, 1, false},
       {"outlier", [](std::size_t n) { return AdversarialKeys(n, Adversary::kOutlier, kTestSeed); },
-       false, 0, false},
+       optimized::kCore, 0, false},
   };
 }
 
 using FirstMap = staged::testing::GpuTest;
 
-TEST_F(FirstMap, ABucketPerValueWhereTheSampleShowsFewAndOneLevelForThem) {
+TEST_F(FirstMap, EachInputGetsTheMapItsSampleCallsFor) {
   // Inputs of few values (16 repeated values, powers of two, a spike) get a bucket around each
-  // value the sample shows, final once partitioned, and finish in one level; spread keys, a
-  // cluster and a narrow range keep equal widths. Below kMinSampledKeys level 0 does not
-  // sample.
+  // value the sample shows, final once partitioned, and finish in one level; a cluster (skewed
+  // keys, a narrow range and one far key) gets three pieces of equal widths around its sampled
+  // core, and at most two levels; spread keys keep equal widths. Below kMinSampledKeys level 0
+  // does not sample.
   for (Variant v : {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix}) {
     for (std::size_t n : {std::size_t{optimized::kMinSampledKeys} - 1, std::size_t{1} << 20,
                           std::size_t{3000017}}) {
@@ -890,8 +897,7 @@ TEST_F(FirstMap, ABucketPerValueWhereTheSampleShowsFewAndOneLevelForThem) {
         optimized::Segment first;
         ASSERT_EQ(RunSort(v, keys, &levels, 0, 0, &first), Sorted(keys)) << "seed " << kTestSeed;
         const bool sampled = n >= optimized::kMinSampledKeys;
-        EXPECT_EQ(first.sampled,
-                  sampled && c.splitters ? optimized::kSplitters : optimized::kEqualWidths);
+        EXPECT_EQ(first.sampled, sampled ? c.map : optimized::kEqualWidths);
         const optimized::FirstLevelPlan plan =
             optimized::PlanFirstLevel(n, OptionsOf(v).sorter, staged::PlanningLimits());
         if (first.sampled == optimized::kSplitters) {
@@ -903,10 +909,20 @@ TEST_F(FirstMap, ABucketPerValueWhereTheSampleShowsFewAndOneLevelForThem) {
           EXPECT_LE(first.splitters,
                     std::min<std::size_t>(distinct.size(), optimized::kMaxFewValues));
           EXPECT_EQ(first.buckets, 2 * first.splitters + 1);
-          if (c.levels > 0) EXPECT_EQ(levels, c.levels);
+        } else if (first.sampled == optimized::kCore) {
+          // Three pieces within the plan's room.
+          EXPECT_GE(first.core_low, 1u);
+          EXPECT_GE(first.core_high, 1u);
+          EXPECT_GT(first.buckets, first.core_low + first.core_high);
+          EXPECT_LE(first.buckets, plan.max_buckets);
+          EXPECT_LE(first.core.min, first.core.max);
         } else {
           EXPECT_EQ(first.buckets, plan.buckets);
-          if (c.levels > 0 && !c.splitters) EXPECT_EQ(levels, c.levels);
+        }
+        if (c.levels > 0 && (sampled || c.map == optimized::kEqualWidths)) {
+          EXPECT_EQ(levels, c.levels);
+        } else if (sampled) {
+          EXPECT_LE(levels, 2);
         }
       }
     }
@@ -1038,8 +1054,11 @@ TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
         optimized::Sort(in.data(), out.data(), n, ws, nullptr);
         EXPECT_EQ(ws.Errors(nullptr), 0u);
         ASSERT_EQ(out.ToHost(), Sorted(*keys)) << "seed " << kTestSeed;
-        EXPECT_EQ(ws.ReadFirstSegment(nullptr).sampled,
-                  sample && keys == &spike ? optimized::kSplitters : optimized::kEqualWidths);
+        const std::uint32_t want = !sample           ? optimized::kEqualWidths
+                                   : keys == &spike  ? optimized::kSplitters
+                                   : keys == &skewed ? optimized::kCore
+                                                     : optimized::kEqualWidths;
+        EXPECT_EQ(ws.ReadFirstSegment(nullptr).sampled, want);
       }
     }
   }

@@ -65,6 +65,10 @@
  *    kMaxFewValues values, level 0 has a bucket per value and one between each two
  *    (`SplitterMap`); the partition writes a one-value bucket straight to `out`, where it is
  *    final, so powers of two, a spike or a few repeated values sort in one level.
+ * 21. Otherwise, when level 0's sample crowds one of kClusterBins equal-width bins, level 0
+ *    buckets in three pieces of equal widths: below, over and above the crowd's sampled core,
+ *    each with buckets in proportion to its samples, or one per value for a narrow core
+ *    (`FindCluster`, `CoreMap`): a skewed cluster or a narrow range with a far key in one level.
  */
 #include <algorithm>
 #include <climits>
@@ -181,11 +185,98 @@ inline constexpr std::uint32_t kValueSlots = 2048;
 static_assert(kValueSlots > kMaxFewValues + 1 + kChunkThreads,
               "the set never fills, so every probe ends");
 
+/// Bins over [min, max] that `FindCluster` counts the sample in: their counters fit the hash
+/// set's words, and at 4 samples per bin uniform keys never reach `CrowdedSamples`.
+inline constexpr std::uint32_t kClusterBins = 2048;
+static_assert(kClusterBins <= 2 * kValueSlots, "the bins' counters fit the set's words");
+
+/// What `FindCluster` finds (shared memory; read by thread 0 once it returns true).
+struct ClusterShared {
+  std::uint32_t first_bin, last_bin;  ///< the crowded bins' range
+  std::uint32_t lo, hi;               ///< the core: the smallest and largest sample in it
+  std::uint32_t below, above;         ///< samples below and above the core
+  std::uint32_t low, core, high;      ///< buckets below, over and above the core
+};
+
+// snippet-begin: ch03-find-cluster
+/**
+ * @brief Whether level 0's sample (@p v, kSampleKeys over the block) crowds an equal-width
+ *        bucket, and if so the core map's pieces: counts the sample in kClusterBins equal-width
+ *        bins of [min, max]; the core spans the samples of the crowded bins (over
+ *        `CrowdedSamples`), and each of the three pieces (below, over and above the core) gets
+ *        buckets in proportion to its samples, h0 in all; a core of at most two values per such
+ *        bucket gets one bucket per value instead, up to @p max_buckets in all.
+ * Every thread of the block calls it; uniform result.
+ * @param[in] seg level 0's segment (its range)
+ * @param[in] v the thread's samples
+ * @param[out] bins kClusterBins words of shared memory
+ * @param[out] sh where the pieces go
+ * @param[in] buckets h0
+ * @param[in] max_buckets most buckets of the core map
+ */
+__device__ bool FindCluster(const Segment& seg,
+                            const std::uint32_t (&v)[kSampleKeys / kChunkThreads],
+                            std::uint32_t* bins, ClusterShared& sh, std::uint32_t buckets,
+                            std::uint32_t max_buckets) {
+  constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
+  const EqualWidthMap bin{seg.range.min, BucketScale(seg.range.min, seg.range.max, kClusterBins)};
+  __syncthreads();  // the set's words no longer read
+  for (std::uint32_t i = threadIdx.x; i < kClusterBins; i += blockDim.x) bins[i] = 0;
+  if (threadIdx.x == 0) sh = ClusterShared{UINT_MAX, 0, UINT_MAX, 0, 0, 0, 1, 1, 1};
+  __syncthreads();  // counters zeroed
+#pragma unroll
+  for (int q = 0; q < kPerThread; ++q) atomicAdd(&bins[bin(v[q])], 1u);
+  __syncthreads();  // counts complete
+  const std::uint32_t limit = CrowdedSamples(kClusterBins);
+  for (std::uint32_t i = threadIdx.x; i < kClusterBins; i += blockDim.x) {
+    if (bins[i] > limit) {
+      atomicMin(&sh.first_bin, i);
+      atomicMax(&sh.last_bin, i);
+    }
+  }
+  __syncthreads();                               // the crowded bins known
+  if (sh.first_bin > sh.last_bin) return false;  // uniform: none crowded
+#pragma unroll
+  for (int q = 0; q < kPerThread; ++q) {
+    const std::uint32_t b = bin(v[q]);
+    if (b >= sh.first_bin && b <= sh.last_bin) {
+      atomicMin(&sh.lo, v[q]);
+      atomicMax(&sh.hi, v[q]);
+    }
+  }
+  __syncthreads();  // the core known
+#pragma unroll
+  for (int q = 0; q < kPerThread; ++q) {
+    if (v[q] < sh.lo) atomicAdd(&sh.below, 1u);
+    if (v[q] > sh.hi) atomicAdd(&sh.above, 1u);
+  }
+  __syncthreads();  // the pieces' samples counted
+  if (threadIdx.x == 0) {
+    // Buckets in proportion to samples, h0 in all; an end without keys keeps one bucket.
+    const auto share = [&](std::uint32_t samples) {
+      return max(1u, static_cast<std::uint32_t>(
+                         (std::uint64_t{samples} * buckets + kSampleKeys / 2) / kSampleKeys));
+    };
+    sh.low = sh.lo > seg.range.min ? share(sh.below) : 1;
+    sh.high = sh.hi < seg.range.max ? share(sh.above) : 1;
+    std::uint32_t core = share(kSampleKeys - sh.below - sh.above);
+    const std::uint64_t values = std::uint64_t{sh.hi} - sh.lo + 1;
+    if (values <= 2ull * core) core = static_cast<std::uint32_t>(values);  // a bucket per value
+    const std::uint32_t room = max_buckets > sh.low + sh.high ? max_buckets - sh.low - sh.high : 0;
+    sh.core = min(core, room);
+  }
+  __syncthreads();  // the pieces visible
+  return sh.core > 0;
+}
+// snippet-end: ch03-find-cluster
+
 /**
  * @brief Level 0's bucket map: draws kSampleKeys keys of the input (`SamplePosition`) and
  *        collects their distinct values in a hash set in shared memory; when there are at most
  *        kMaxFewValues of them, level 0 buckets around those values (`kSplitters`: 2m + 1
- *        buckets, the odd ones of one value each), else by its h0 equal widths. Writes the
+ *        buckets, the odd ones of one value each); else, when the sample crowds an equal-width
+ *        bin, in three pieces of equal widths around the crowd's sampled core (`kCore`,
+ *        `FindCluster`); else by its h0 equal widths. Writes the
  *        segment's map and bucket count and the level's bucket and matrix totals, whichever it
  *        chose, so a workspace's next sort starts from its own keys.
  *
@@ -194,28 +285,33 @@ static_assert(kValueSlots > kMaxFewValues + 1 + kChunkThreads,
  * reduce and copy; around the sampled values each such value gets a bucket of its own that is
  * final once partitioned, and no key of it is sorted on chip. Spread keys show thousands of
  * values and keep equal widths, which cost one multiply per key; a sample of up to 64 values
- * costs a binary search of up to 7 steps per key.
+ * costs a binary search of up to 7 steps per key. A cluster (skewed keys, a narrow range with a
+ * far key) fills a few equal-width buckets that the next level must read and write again; over
+ * its core, with the keys below and above it in buckets of their own, it is split at once.
  * @par Launch configuration
  * One block of kChunkThreads threads (kSampleKeys / kChunkThreads samples each); static shared
- * memory 8 kValueSlots + 4 kMaxFewValues + 8 bytes.
+ * memory 8 kValueSlots + 4 kMaxFewValues + 8 bytes and a `ClusterShared`.
  * @param[in] keys the input
  * @param[in,out] segment level 0's one segment (its range already reduced)
  * @param[in,out] state level 0's state
  * @param[out] values room for kMaxFewValues values, sorted (the splitters)
  * @param[in] buckets h0, the equal widths' count
+ * @param[in] max_buckets most buckets of a core map (`FirstLevelPlan::max_buckets`)
  * Reads kSampleKeys keys; writes up to kMaxFewValues words.
  */
 __global__ void __launch_bounds__(kChunkThreads)
     ChooseFirstMapKernel(const std::uint32_t* keys, Segment* segment, LevelState* state,
-                         std::uint32_t* values, std::uint32_t buckets) {
+                         std::uint32_t* values, std::uint32_t buckets, std::uint32_t max_buckets) {
   __shared__ unsigned long long set[kValueSlots];  // (1 << 32) | value, 0 while empty
   __shared__ std::uint32_t found[kMaxFewValues];
   __shared__ std::uint32_t distinct, listed;
+  __shared__ ClusterShared cluster;
   constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
   static_assert(kPerThread * kChunkThreads == static_cast<int>(kSampleKeys));
   const Segment seg = *segment;
   // snippet-begin: ch03-few-values
   std::uint32_t m = 0;  // the sample's values, when few
+  bool crowd = false;   // else: a cluster that crowds equal widths (`FindCluster`)
   if (seg.len >= kMinSampledKeys && seg.range.min < seg.range.max) {  // uniform per block
     std::uint32_t v[kPerThread];
 #pragma unroll
@@ -254,16 +350,31 @@ __global__ void __launch_bounds__(kChunkThreads)
         values[rank] = mine;
       }
     }
+    // snippet-end: ch03-few-values
+    // Many values: is there a cluster? The set's words become the bins' counters.
+    if (m == 0) {
+      crowd =
+          FindCluster(seg, v, reinterpret_cast<std::uint32_t*>(set), cluster, buckets, max_buckets);
+    }
   }
   if (threadIdx.x == 0) {
-    const std::uint32_t h = m > 0 ? 2 * m + 1 : buckets;
-    segment->sampled = m > 0 ? kSplitters : kEqualWidths;
+    std::uint32_t h = buckets, kind = kEqualWidths;
+    if (m > 0) {
+      h = 2 * m + 1;
+      kind = kSplitters;
+    } else if (crowd) {
+      h = cluster.low + cluster.core + cluster.high;
+      kind = kCore;
+      segment->core = KeyRange{cluster.lo, cluster.hi};
+      segment->core_low = cluster.low;
+      segment->core_high = cluster.high;
+    }
+    segment->sampled = kind;
     segment->splitters = m;
     segment->buckets = h;
     state->buckets = h;
     state->matrix = h * seg.chunks;
   }
-  // snippet-end: ch03-few-values
 }
 
 // ------------------------------------------------------------------ step 1: histograms
@@ -727,7 +838,7 @@ static_assert(kPartitionDynamicBytes + 4 * kBlockScanScratch <= kPartitionShared
 void ChooseFirstMap(const std::uint32_t* d_in, Segment* segment, LevelState* state,
                     std::uint32_t* splitters, const FirstLevelPlan& plan, cudaStream_t stream) {
   ChooseFirstMapKernel<<<1, kChunkThreads, 0, stream>>>(d_in, segment, state, splitters,
-                                                        plan.buckets);
+                                                        plan.buckets, plan.max_buckets);
   CUDA_CHECK_LAST_LAUNCH();
 }
 

@@ -61,8 +61,10 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter,
   }
   plan.chunks = static_cast<std::uint32_t>((n + kChunk - 1) / kChunk);
   plan.matrix = std::uint64_t{plan.buckets} * plan.chunks;
+  plan.max_buckets = std::min(2 * plan.buckets, kMaxBuckets);
   plan.matrix_bound =
-      std::max<std::uint64_t>(plan.buckets, 2 * kMaxFewValues + 1) * std::uint64_t{plan.chunks};
+      std::max<std::uint64_t>({plan.buckets, 2 * kMaxFewValues + 1, plan.max_buckets}) *
+      std::uint64_t{plan.chunks};
   return plan;
 }
 // snippet-end: ch03-plan-first-level

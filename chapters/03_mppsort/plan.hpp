@@ -147,13 +147,16 @@ struct Segment {
   std::uint32_t sampled = 0;
   KeyRange core{0xFFFFFFFFu, 0};  ///< the sampled core, written by SurveySegmentsKernel
   std::uint32_t splitters = 0;    ///< m values, when sampled == kSplitters (2m + 1 buckets)
+  std::uint32_t core_low = 1;     ///< buckets below the core, when sampled == kCore
+  std::uint32_t core_high = 1;    ///< buckets above the core, when sampled == kCore
 };
 
 /// Values of `Segment::sampled`.
 enum BucketMapKind : std::uint32_t {
   kEqualWidths = 0,  ///< h equal widths over the segment's [min, max]
-  /// equal widths over a sampled core, with the keys below and above it in the first and last
-  /// bucket (sampled_core.cuh; skewed clusters at level 1)
+  /// equal widths over a sampled core and over the ranges below and above it (sampled_core.cuh):
+  /// a skewed cluster at level 1 (one bucket below, one above), or a cluster a level-0 sample
+  /// finds crowding an equal-width bucket (buckets in proportion to each piece's share)
   kCore = 1,
   /// 2m + 1 buckets around the m values of a sample that shows few (`kMaxFewValues`): bucket
   /// 2j + 1 holds the keys equal to value j (all equal: final once partitioned), bucket 2j the
@@ -203,7 +206,10 @@ struct FirstLevelPlan {
   std::uint32_t buckets;  ///< h0 (equal widths)
   std::uint32_t chunks;   ///< ceil(n / kChunk)
   std::uint64_t matrix;   ///< h0 x chunks
-  /// max(h0, 2 kMaxFewValues + 1) x chunks: the entries either level-0 map may use
+  /// Most buckets of level 0 over a sampled core (`kCore`): min(2 h0, kMaxBuckets), room to give
+  /// each value of a narrow cluster its own bucket.
+  std::uint32_t max_buckets;
+  /// max(h0, 2 kMaxFewValues + 1, max_buckets) x chunks: the entries any level-0 map may use
   std::uint64_t matrix_bound;
 };
 

@@ -15,6 +15,7 @@
  */
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 
 #include "chapters/03_mppsort/bitonic_tile.cuh"
@@ -37,16 +38,25 @@ struct EqualWidthMap {
 };
 
 // snippet-begin: ch03-core-map
-/// Buckets of a sampled segment: 0 below the core, h - 1 above it, and 1 .. h - 2 equal widths
-/// over the core [lo, hi].
+/// Buckets of a sampled segment in three pieces of equal widths: `low` buckets from the segment's
+/// min to just below the core [lo, hi], the buckets from `low` up to `above` - 1 over the core,
+/// and the rest from just above the core to the segment's max. Level 1 gives each end one bucket
+/// (0 below the core, h - 1 above it); level 0 gives each piece buckets in proportion to its
+/// share of the sample.
 struct CoreMap {
-  std::uint32_t lo;     ///< the core's smallest key
-  std::uint32_t hi;     ///< the core's largest key
-  std::uint64_t scale;  ///< `BucketScale(lo, hi, h - 2)`
-  std::uint32_t last;   ///< h - 1
+  std::uint32_t lo;          ///< the core's smallest key
+  std::uint32_t hi;          ///< the core's largest key
+  std::uint64_t scale;       ///< `BucketScale(lo, hi, above - low)`
+  std::uint32_t low;         ///< buckets below the core, >= 1
+  std::uint32_t above;       ///< the first bucket above the core
+  std::uint32_t min;         ///< the segment's smallest key (used when low > 1)
+  std::uint64_t low_scale;   ///< `BucketScale(min, lo - 1, low)`, or 0 when low == 1
+  std::uint64_t high_scale;  ///< `BucketScale(hi + 1, max, h - above)`, or 0 for one bucket
   /// The bucket of @p key.
   __host__ __device__ __forceinline__ std::uint32_t operator()(std::uint32_t key) const {
-    return key < lo ? 0 : (key > hi ? last : 1 + ArithmeticBucket(key, lo, scale));
+    if (key < lo) return ArithmeticBucket(key, min, low_scale);
+    if (key > hi) return above + ArithmeticBucket(key, hi + 1, high_scale);
+    return low + ArithmeticBucket(key, lo, scale);
   }
   /// Whether bucket @p b is known to hold one value (never: a core's buckets are ranges).
   __host__ __device__ __forceinline__ static constexpr bool Final(std::uint32_t) { return false; }
@@ -107,11 +117,34 @@ __device__ __forceinline__ void LoadSplitters(const Level& lv, std::uint32_t* co
   __syncthreads();  // splitters visible
 }
 
-/// The map of a sampled segment of @p buckets buckets (at least 3) with core @p core.
+/// The map of a sampled segment of @p buckets buckets with core @p core and @p low and @p high
+/// buckets below and above it.
+/// @param[in] range the segment's [min, max]; min < core.min where low > 1, core.max < max where
+///            high > 1
 /// @param[in] core [lo, hi] of the core, lo <= hi
-/// @param[in] buckets h of the segment
+/// @param[in] low buckets below the core, >= 1
+/// @param[in] high buckets above the core, >= 1
+/// @param[in] buckets h of the segment, >= low + high + 1
+__host__ __device__ inline CoreMap CoreMapOf(const KeyRange& range, const KeyRange& core,
+                                             std::uint32_t low, std::uint32_t high,
+                                             std::uint32_t buckets) {
+  const std::uint32_t above = buckets - high;
+  return CoreMap{core.min,
+                 core.max,
+                 BucketScale(core.min, core.max, above - low),
+                 low,
+                 above,
+                 range.min,
+                 low > 1 ? BucketScale(range.min, core.min - 1, low) : 0,
+                 high > 1 ? BucketScale(core.max + 1, range.max, high) : 0};
+}
+
+/// The map of a level-1 sampled segment: one bucket below the core, one above it, @p buckets - 2
+/// over it.
+/// @param[in] core [lo, hi] of the core, lo <= hi
+/// @param[in] buckets h of the segment, >= 3
 __host__ __device__ inline CoreMap CoreMapOf(const KeyRange& core, std::uint32_t buckets) {
-  return CoreMap{core.min, core.max, BucketScale(core.min, core.max, buckets - 2), buckets - 1};
+  return CoreMapOf(KeyRange{0, 0}, core, 1, 1, buckets);
 }
 
 /// Calls @p work with the bucket map of segment @p seg (min < max): a `SplitterMap` or a
@@ -126,7 +159,7 @@ __device__ __forceinline__ void WithBucketMap(const Segment& seg, std::uint32_t*
   if (seg.sampled == kSplitters) {
     work(SplitterMapOf(SplitterWords(counters), seg.splitters));
   } else if (seg.sampled == kCore) {
-    work(CoreMapOf(seg.core, seg.buckets));
+    work(CoreMapOf(seg.range, seg.core, seg.core_low, seg.core_high, seg.buckets));
   } else {
     work(EqualWidthMap{seg.range.min, BucketScale(seg.range.min, seg.range.max, seg.buckets)});
   }
@@ -149,6 +182,16 @@ __device__ __forceinline__ std::uint32_t SamplePosition(const Segment& seg, std:
   if (stride == 0) return seg.begin + i * seg.len / kSampleKeys;  // len < kSampleKeys: no wrap
   const std::uint32_t hash = (((i + 1) * 0x9E3779B9u) ^ seg.begin) * 0x85EBCA6Bu;
   return seg.begin + i * stride + __umulhi(hash, stride);  // offset in [0, stride)
+}
+
+/// Most keys of a sample of kSampleKeys that one of @p bins equal-width bins may draw before the
+/// bin counts as crowded: four times the mean, and at least the mean plus eight standard
+/// deviations and 8 (a Poisson count), which uniform keys reach about once in 10^12 bins.
+/// @param[in] bins equal-width bins over the range, >= 1
+__host__ __device__ inline std::uint32_t CrowdedSamples(std::uint32_t bins) {
+  const double mean = static_cast<double>(kSampleKeys) / bins;
+  const double poisson = mean + 8.0 * sqrt(mean) + 8.0;
+  return static_cast<std::uint32_t>(4.0 * mean > poisson ? 4.0 * mean : poisson);
 }
 
 /**
