@@ -61,8 +61,8 @@
  *    rank tile's size): half the histogram matrix's entries, each of which costs a scattered
  *    store, scan traffic and a scattered load; the partition keeps each bucket's cursor in
  *    registers from pass to pass.
- * 20. Level 0 samples its input (`ChooseFirstMapKernel`): when the sample shows at most
- *    kMaxFewValues values, level 0 has a bucket per value and one between each two
+ * 20. Level 0 samples its input (`ChooseFirstMap`, in each histogram block): when the sample
+ *    shows at most kMaxFewValues values, level 0 has a bucket per value and one between each two
  *    (`SplitterMap`); the partition writes a one-value bucket straight to `out`, where it is
  *    final, so powers of two, a spike or a few repeated values sort in one level.
  * 21. Otherwise, when level 0's sample crowds one of kClusterBins equal-width bins, level 0
@@ -179,7 +179,7 @@ __device__ __forceinline__ bool PrefetchChunk(const Level& lv, const std::uint32
 
 // ------------------------------------------------------------------ level 0's bucket map
 
-/// Slots of `ChooseFirstMapKernel`'s hash set of sampled values: room for kMaxFewValues values
+/// Slots of `ChooseFirstMap`'s hash set of sampled values: room for kMaxFewValues values
 /// and one more per thread (each stops inserting once more than kMaxFewValues are in).
 inline constexpr std::uint32_t kValueSlots = 2048;
 static_assert(kValueSlots > kMaxFewValues + 1 + kChunkThreads,
@@ -270,45 +270,74 @@ __device__ bool FindCluster(const Segment& seg,
 }
 // snippet-end: ch03-find-cluster
 
+/// Level 0's bucket map as `ChooseFirstMap` chooses it: the fields of level 0's segment it sets.
+/// (Trivial, to live in shared memory: `ChooseFirstMap` sets every field.)
+struct FirstMap {
+  std::uint32_t kind;       ///< `BucketMapKind`
+  std::uint32_t buckets;    ///< h
+  std::uint32_t values;     ///< m (kSplitters), else 0
+  KeyRange core;            ///< the core (kCore)
+  std::uint32_t low, high;  ///< buckets below and above the core (kCore), else 1
+};
+
+/// Sets @p map's fields in @p seg.
+/// @param[in] map the choice
+/// @param[in,out] seg level 0's segment
+__host__ __device__ inline void ApplyFirstMap(const FirstMap& map, Segment& seg) {
+  seg.sampled = map.kind;
+  seg.buckets = map.buckets;
+  seg.splitters = map.values;
+  seg.core = map.core;
+  seg.core_low = map.low;
+  seg.core_high = map.high;
+}
+
+/// Shared memory of `ChooseFirstMap` besides the block's kMaxBuckets counter words.
+struct FirstMapShared {
+  std::uint32_t found[kMaxFewValues];  ///< the sample's values, when few, in no order
+  std::uint32_t distinct, listed;      ///< values in the set; values listed in `found`
+  ClusterShared cluster;               ///< `FindCluster`'s findings
+  FirstMap map;                        ///< the choice
+};
+
 /**
- * @brief Level 0's bucket map: draws kSampleKeys keys of the input (`SamplePosition`) and
- *        collects their distinct values in a hash set in shared memory; when there are at most
- *        kMaxFewValues of them, level 0 buckets around those values (`kSplitters`: 2m + 1
- *        buckets, the odd ones of one value each); else, when the sample crowds an equal-width
- *        bin, in three pieces of equal widths around the crowd's sampled core (`kCore`,
- *        `FindCluster`); else by its h0 equal widths. Writes the
- *        segment's map and bucket count and the level's bucket and matrix totals, whichever it
- *        chose, so a workspace's next sort starts from its own keys.
+ * @brief Level 0's bucket map, chosen by one block from a sample of the input: draws
+ *        kSampleKeys keys (`SamplePosition`) and collects their distinct values in a hash set
+ *        in shared memory; when there are at most kMaxFewValues of them, level 0 buckets around
+ *        those values (`kSplitters`: 2m + 1 buckets, the odd ones of one value each); else, when
+ *        the sample crowds an equal-width bin, in three pieces of equal widths around the crowd's
+ *        sampled core (`kCore`, `FindCluster`); else by its h0 equal widths.
  *
  * A value drawn many times (a spike, powers of two, a few repeated values) fills an equal-width
  * bucket that then needs level after level, or one value per bucket that a block must still
  * reduce and copy; around the sampled values each such value gets a bucket of its own that is
- * final once partitioned, and no key of it is sorted on chip. Spread keys show thousands of
- * values and keep equal widths, which cost one multiply per key; a sample of up to 64 values
- * costs a binary search of up to 7 steps per key. A cluster (skewed keys, a narrow range with a
- * far key) fills a few equal-width buckets that the next level must read and write again; over
- * its core, with the keys below and above it in buckets of their own, it is split at once.
- * @par Launch configuration
- * One block of kChunkThreads threads (kSampleKeys / kChunkThreads samples each); static shared
- * memory 8 kValueSlots + 4 kMaxFewValues + 8 bytes and a `ClusterShared`.
+ * final once partitioned, and no key of it is sorted on chip. A cluster (skewed keys, a narrow
+ * range with a far key) fills a few equal-width buckets that the next level must read and write
+ * again; over its core, with the keys below and above it in buckets of their own, it is split at
+ * once. Spread keys show thousands of values and keep equal widths, which cost one multiply per
+ * key; a sample of up to 64 values costs a binary search of up to 7 steps per key.
+ *
+ * The sample is the same for every block, and so is the choice: each histogram block makes it
+ * for itself (`HistogramKernel`), under the loads of its first chunk, instead of waiting for a
+ * kernel of one block to make it for all.
+ * Every thread of the block calls it; it ends with a barrier.
  * @param[in] keys the input
- * @param[in,out] segment level 0's one segment (its range already reduced)
- * @param[in,out] state level 0's state
- * @param[out] values room for kMaxFewValues values, sorted (the splitters)
+ * @param[in] seg level 0's segment (begin, len, chunks, range)
  * @param[in] buckets h0, the equal widths' count
  * @param[in] max_buckets most buckets of a core map (`FirstLevelPlan::max_buckets`)
- * Reads kSampleKeys keys; writes up to kMaxFewValues words.
+ * @param[out] words the block's kMaxBuckets counter words: the set and the bins meanwhile, and
+ *             the sorted values in their second half (`SplitterWords`) when the map is
+ *             kSplitters
+ * @param[out] sh the choice (`FirstMapShared::map`) and scratch
+ * Reads kSampleKeys keys.
  */
-__global__ void __launch_bounds__(kChunkThreads)
-    ChooseFirstMapKernel(const std::uint32_t* keys, Segment* segment, LevelState* state,
-                         std::uint32_t* values, std::uint32_t buckets, std::uint32_t max_buckets) {
-  __shared__ unsigned long long set[kValueSlots];  // (1 << 32) | value, 0 while empty
-  __shared__ std::uint32_t found[kMaxFewValues];
-  __shared__ std::uint32_t distinct, listed;
-  __shared__ ClusterShared cluster;
+__device__ void ChooseFirstMap(const std::uint32_t* keys, const Segment& seg, std::uint32_t buckets,
+                               std::uint32_t max_buckets, std::uint32_t* words,
+                               FirstMapShared& sh) {
   constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
   static_assert(kPerThread * kChunkThreads == static_cast<int>(kSampleKeys));
-  const Segment seg = *segment;
+  static_assert(2 * kValueSlots <= kMaxBuckets / 2, "the set below the values' half");
+  auto* set = reinterpret_cast<unsigned long long*>(words);  // (1 << 32) | value, 0 if empty
   // snippet-begin: ch03-few-values
   std::uint32_t m = 0;  // the sample's values, when few
   bool crowd = false;   // else: a cluster that crowds equal widths (`FindCluster`)
@@ -319,9 +348,9 @@ __global__ void __launch_bounds__(kChunkThreads)
       v[q] = keys[SamplePosition(seg, q * kChunkThreads + threadIdx.x)];
     }
     for (std::uint32_t i = threadIdx.x; i < kValueSlots; i += blockDim.x) set[i] = 0;
-    if (threadIdx.x == 0) distinct = listed = 0;
+    if (threadIdx.x == 0) sh.distinct = sh.listed = 0;
     __syncthreads();  // the set empty
-    auto* watch = const_cast<volatile std::uint32_t*>(&distinct);
+    auto* watch = const_cast<volatile std::uint32_t*>(&sh.distinct);
     for (int q = 0; q < kPerThread && *watch <= kMaxFewValues; ++q) {  // many values: stop
       const unsigned long long entry = (1ull << 32) | v[q];
       for (std::uint32_t slot = (v[q] * 0x9E3779B9u) >> 21;; slot = (slot + 1) % kValueSlots) {
@@ -329,7 +358,7 @@ __global__ void __launch_bounds__(kChunkThreads)
         if (seen == 0) {
           seen = atomicCAS(&set[slot], 0ull, entry);
           if (seen == 0) {  // a new value
-            atomicAdd(&distinct, 1u);
+            atomicAdd(&sh.distinct, 1u);
             break;
           }
         }
@@ -337,43 +366,55 @@ __global__ void __launch_bounds__(kChunkThreads)
       }
     }
     __syncthreads();  // every insert done
-    if (distinct <= kMaxFewValues) {
+    if (sh.distinct <= kMaxFewValues) {
       for (std::uint32_t i = threadIdx.x; i < kValueSlots; i += blockDim.x) {
-        if (set[i] != 0) found[atomicAdd(&listed, 1u)] = static_cast<std::uint32_t>(set[i]);
+        if (set[i] != 0) sh.found[atomicAdd(&sh.listed, 1u)] = static_cast<std::uint32_t>(set[i]);
       }
       __syncthreads();  // the values listed (in no order)
-      m = listed;
+      m = sh.listed;
       if (threadIdx.x < m) {  // value t goes where the values below it end
-        const std::uint32_t mine = found[threadIdx.x];
+        const std::uint32_t mine = sh.found[threadIdx.x];
         std::uint32_t rank = 0;
-        for (std::uint32_t u = 0; u < m; ++u) rank += found[u] < mine ? 1 : 0;
-        values[rank] = mine;
+        for (std::uint32_t u = 0; u < m; ++u) rank += sh.found[u] < mine ? 1 : 0;
+        SplitterWords(words)[rank] = mine;
       }
     }
     // snippet-end: ch03-few-values
     // Many values: is there a cluster? The set's words become the bins' counters.
-    if (m == 0) {
-      crowd =
-          FindCluster(seg, v, reinterpret_cast<std::uint32_t*>(set), cluster, buckets, max_buckets);
-    }
+    if (m == 0) crowd = FindCluster(seg, v, words, sh.cluster, buckets, max_buckets);
   }
   if (threadIdx.x == 0) {
-    std::uint32_t h = buckets, kind = kEqualWidths;
+    FirstMap map{kEqualWidths, buckets, 0, KeyRange{0xFFFFFFFFu, 0}, 1, 1};
     if (m > 0) {
-      h = 2 * m + 1;
-      kind = kSplitters;
+      map.kind = kSplitters;
+      map.values = m;
+      map.buckets = 2 * m + 1;
     } else if (crowd) {
-      h = cluster.low + cluster.core + cluster.high;
-      kind = kCore;
-      segment->core = KeyRange{cluster.lo, cluster.hi};
-      segment->core_low = cluster.low;
-      segment->core_high = cluster.high;
+      map.kind = kCore;
+      map.core = KeyRange{sh.cluster.lo, sh.cluster.hi};
+      map.low = sh.cluster.low;
+      map.high = sh.cluster.high;
+      map.buckets = sh.cluster.low + sh.cluster.core + sh.cluster.high;
     }
-    segment->sampled = kind;
-    segment->splitters = m;
-    segment->buckets = h;
-    state->buckets = h;
-    state->matrix = h * seg.chunks;
+    sh.map = map;
+  }
+  __syncthreads();  // the choice and the values visible
+}
+
+/// Writes the choice @p map into level 0's segment and state, and the values of a kSplitters
+/// map (the second half of @p words) to the level's global copy, for the partition and the sort
+/// step. Every thread of one block calls it.
+/// @param[in] lv level 0 (`Level::first`)
+/// @param[in] map the choice
+/// @param[in] words the block's counter words
+__device__ void PublishFirstMap(const Level& lv, const FirstMap& map, const std::uint32_t* words) {
+  for (std::uint32_t i = threadIdx.x; i < map.values; i += blockDim.x) {
+    lv.first.values[i] = SplitterWords(words)[i];
+  }
+  if (threadIdx.x == 0) {
+    ApplyFirstMap(map, *lv.first.segment);
+    lv.state->buckets = map.buckets;
+    lv.state->matrix = map.buckets * lv.first.segment->chunks;
   }
 }
 
@@ -398,7 +439,8 @@ __global__ void __launch_bounds__(kChunkThreads)
  */
 __global__ void __launch_bounds__(kChunkThreads, 1)
     HistogramKernel(Level lv, Buffers b, std::uint32_t* matrix) {
-  __shared__ std::uint32_t counts[kMaxBuckets];
+  __shared__ alignas(16) std::uint32_t counts[kMaxBuckets];
+  __shared__ FirstMapShared first;
   const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
   const std::uint32_t* keys = LevelSource(b, lv.state->level);
   // snippet-begin: ch03-opt-histogram
@@ -407,10 +449,19 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
   // first's atomics, the block's next chunk under this one's column writes.
   std::uint32_t key[kChunkKeysPerThread];
   PrefetchChunk(lv, keys, blockIdx.x, key);
-  LoadSplitters(lv, counts);
+  // Level 0's map: every block draws the same sample under its first chunk's loads and makes the
+  // same choice (`ChooseFirstMap`); the first block publishes it for the later steps.
+  const bool choose = lv.first.buckets != 0;  // uniform
+  if (choose) {
+    ChooseFirstMap(keys, lv.segments[0], lv.first.buckets, lv.first.max_buckets, counts, first);
+    if (blockIdx.x == 0) PublishFirstMap(lv, first.map, counts);
+  } else {
+    LoadSplitters(lv, counts);
+  }
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
     const ChunkView c = LocateChunk(lv.segments, num, item);
-    const Segment seg = lv.segments[c.segment];
+    Segment seg = lv.segments[c.segment];
+    if (choose) ApplyFirstMap(first.map, seg);  // the first block may still be publishing it
     if (seg.range.min != seg.range.max) {  // uniform per block; an all-equal chunk is not counted
       for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) counts[k] = 0;
       __syncthreads();  // counters zeroed before any thread adds
@@ -835,13 +886,6 @@ static_assert(kPartitionDynamicBytes + 4 * kBlockScanScratch <= kPartitionShared
               "plan.hpp's kPartitionSharedBytes bounds the rank-tile partition's block");
 }  // namespace
 
-void ChooseFirstMap(const std::uint32_t* d_in, Segment* segment, LevelState* state,
-                    std::uint32_t* splitters, const FirstLevelPlan& plan, cudaStream_t stream) {
-  ChooseFirstMapKernel<<<1, kChunkThreads, 0, stream>>>(d_in, segment, state, splitters,
-                                                        plan.buckets, plan.max_buckets);
-  CUDA_CHECK_LAST_LAUNCH();
-}
-
 void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
                cudaStream_t stream) {
   const auto* kernel = reinterpret_cast<const void*>(HistogramKernel);
@@ -936,16 +980,14 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
   // snippet-begin: ch03-opt-sort
   const FirstLevelPlan& plan = ws.first_plan();
   const Buffers b{d_in, ws.part.data(), d_out};
-  const Level lv{ws.first_segment.data(), ws.first_state.data(), false, ws.splitters.data()};
+  Level lv{ws.first_segment.data(), ws.first_state.data(), false, ws.splitters.data()};
+  if (ws.options().sample_first) {
+    lv.first =
+        FirstSample{plan.buckets, plan.max_buckets, ws.first_segment.data(), ws.splitters.data()};
+  }
   timed(Stage::kMinMax, [&] {
     auto* range = reinterpret_cast<ch01::MinMaxPair<std::uint32_t>*>(ws.FirstRange());
     ch01::optimized::MinMax(d_in, n, range, ws.minmax_temp.data(), ws.minmax_temp.size(), stream);
-  });
-  timed(Stage::kSample, [&] {
-    if (ws.options().sample_first) {
-      ChooseFirstMap(d_in, ws.first_segment.data(), ws.first_state.data(), ws.splitters.data(),
-                     plan, stream);
-    }
   });
   timed(Stage::kHistogram, [&] { Histogram(lv, b, ws.matrix.data(), plan.chunks, stream); });
   timed(Stage::kScan, [&] {

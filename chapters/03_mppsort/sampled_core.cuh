@@ -102,6 +102,11 @@ __host__ __device__ inline SplitterMap SplitterMapOf(const std::uint32_t* s, std
 __device__ __forceinline__ std::uint32_t* SplitterWords(std::uint32_t* counters) {
   return counters + kMaxBuckets / 2;
 }
+/// The same, read-only.
+/// @param[in] counters the block's kMaxBuckets words
+__device__ __forceinline__ const std::uint32_t* SplitterWords(const std::uint32_t* counters) {
+  return counters + kMaxBuckets / 2;
+}
 
 /// Copies the splitters of level @p lv's segment 0 into @p counters' second half when that
 /// segment is bucketed by them (uniform per block); ends with a barrier either way.
@@ -165,7 +170,7 @@ __device__ __forceinline__ void WithBucketMap(const Segment& seg, std::uint32_t*
   }
 }
 
-/// Shared memory of `SampleCore` and `ChooseFirstMapKernel`.
+/// Shared memory of `SampleCore`.
 struct SampleShared {
   alignas(16) std::uint32_t tile[kSampleKeys];  ///< the sample, then sorted
 };

@@ -15,6 +15,16 @@ namespace ch03::optimized {
 /// What every kernel of a level gets: the segment table and the level's state (both in device
 /// memory), and whether the grid is resident (`dynamic`: levels planned on the device, whose
 /// item counts only the device knows) or one block per item (level 0).
+/// Level 0's sample (`Options::sample_first`): h0 and the core map's most buckets for
+/// `ChooseFirstMap`, and where the histogram's first block publishes the choice for the later
+/// steps. `buckets` is 0 at the deeper levels and where level 0 keeps its equal widths.
+struct FirstSample {
+  std::uint32_t buckets = 0;        ///< h0
+  std::uint32_t max_buckets = 0;    ///< `FirstLevelPlan::max_buckets`
+  Segment* segment = nullptr;       ///< level 0's segment (the same as `Level::segments`)
+  std::uint32_t* values = nullptr;  ///< room for kMaxFewValues values (the same as `splitters`)
+};
+
 struct Level {
   const Segment* segments;  ///< the level's segment table
   LevelState* state;        ///< level number, totals, work queues
@@ -22,6 +32,7 @@ struct Level {
   /// The splitters of segment 0 when it is bucketed by them (`kSplitters`: level 0 only, whose
   /// one segment is the input), else unused; may be null at the deeper levels
   const std::uint32_t* splitters = nullptr;
+  FirstSample first{};  ///< level 0's sample, if it takes one
 };
 
 /// The three key arrays of a sort. Level 0 reads `in`; level k >= 1 reads what level k - 1

@@ -18,7 +18,6 @@ namespace ch03::optimized {
 /// The steps timed separately in the per-stage breakdown.
 enum class Stage : int {
   kMinMax,     ///< min and max of the input (chapter 01)
-  kSample,     ///< level 0's bucket map, chosen from a sample of the input
   kHistogram,  ///< per-chunk bucket histograms of level 0
   kScan,       ///< scan of level 0's bucket-major matrix (chapter 02)
   kPartition,  ///< level 0's ranking in shared memory and coalesced scatter
@@ -26,10 +25,10 @@ enum class Stage : int {
   kDeeper,     ///< every level after the first (planned and run on the device)
 };
 /// Number of stages.
-inline constexpr int kStageCount = 7;
+inline constexpr int kStageCount = 6;
 /// Names of the stages as the report prints them (`optimized:<name>`).
 inline constexpr std::array<const char*, kStageCount> kStageNames = {
-    "minmax", "sample", "histogram", "scan", "partition", "sort", "deeper"};
+    "minmax", "histogram", "scan", "partition", "sort", "deeper"};
 
 /// Records CUDA events around each stage and sums the time per stage over one or more sorts.
 class StageTimer {

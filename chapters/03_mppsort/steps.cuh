@@ -22,19 +22,6 @@ namespace ch03::optimized {
 
 class Workspace;
 
-/// Level 0's bucket map, from a sample of the input (`ChooseFirstMapKernel`): a bucket for each
-/// value and one between each two where the sample shows at most kMaxFewValues values, three
-/// pieces around a cluster the sample finds crowding equal widths, else equal widths. Sets the segment's map and buckets and the level's bucket and matrix totals on
-/// the device.
-/// @param[in] d_in the input
-/// @param[in,out] segment level 0's segment (range reduced)
-/// @param[in,out] state level 0's state
-/// @param[out] splitters room for kMaxFewValues words (the values, sorted)
-/// @param[in] plan level 0's plan (h0, max_buckets)
-/// @param[in] stream stream
-void ChooseFirstMap(const std::uint32_t* d_in, Segment* segment, LevelState* state,
-                    std::uint32_t* splitters, const FirstLevelPlan& plan, cudaStream_t stream);
-
 /// Step 1: the bucket-major histogram matrix of every segment that is not all-equal: entry
 /// matrix_base + b * chunks + local counts the keys of chunk `local` that fall into bucket b.
 /// @param[in] lv the level
