@@ -343,6 +343,86 @@ TEST(SampledCore, ThreePiecesKeepOrderAndTheirBuckets) {
   for (std::uint32_t v = 1000; v <= 2023; ++v) ASSERT_EQ(values(v), 1 + (v - 1000));
 }
 
+TEST(SampledCore, PiecesGetBucketsForTheirSamplesAndTheirError) {
+  // At least the piece's share of h0 with three standard deviations of its sample count to
+  // spare (so that its buckets hold no more than the tile's target on average), not much more
+  // than five, and at least one bucket.
+  for (const std::uint32_t h : {284u, 542u, 4330u}) {
+    std::uint32_t prev = 0;
+    for (std::uint32_t s = 0; s <= optimized::kSampleKeys; ++s) {
+      const std::uint32_t b = optimized::PieceBuckets(s, h);
+      const double sd = std::sqrt(static_cast<double>(s));
+      ASSERT_GE(b, 1u);
+      ASSERT_GE(b, prev) << "more samples, fewer buckets at " << s;
+      ASSERT_GE(b * double{optimized::kSampleKeys}, (s + 3.0 * sd) * h) << s;
+      ASSERT_LE(b * double{optimized::kSampleKeys},
+                (s + 5.0 * sd + 5.0) * h + optimized::kSampleKeys)
+          << s;
+      prev = b;
+    }
+  }
+}
+
+TEST(SampledCore, CorePiecesWidenTheCrowdAndKeepWholeValuesPerBucket) {
+  const optimized::KeyRange full{0, 0xFFFFFFFFu};
+  // Values of the map's core buckets: most values any bucket holds, and whether each value's
+  // bucket is its own.
+  const auto widest = [](const optimized::KeyRange& range, const optimized::CorePieces& p) {
+    const optimized::CoreMap map =
+        optimized::CoreMapOf(range, p.core, p.low, p.high, p.low + p.over + p.high);
+    std::vector<std::uint32_t> values(p.low + p.over + p.high, 0);
+    for (std::uint64_t v = p.core.min; v <= p.core.max; ++v) {
+      ++values[map(static_cast<std::uint32_t>(v))];
+    }
+    return *std::max_element(values.begin() + p.low, values.end() - p.high);
+  };
+  // A skewed cluster 65536 values wide with 7382 of the 8192 samples, 502 below and 308 above,
+  // at 8M keys (h0 = 542).
+  const optimized::KeyRange cluster{2651070089u, 2651135623u};
+  const optimized::CorePieces p = optimized::PlanCorePieces(full, cluster, 64, 502, 308, 542, 1084);
+  EXPECT_EQ(p.low, optimized::PieceBuckets(502, 542));
+  EXPECT_EQ(p.high, optimized::PieceBuckets(308, 542));
+  const std::uint32_t planned = optimized::PieceBuckets(7382, 542) + 2;
+  EXPECT_GE(p.over, planned);
+  // Widened by one of its buckets each side (at least the 64 asked for), the same both sides.
+  const std::uint32_t margin = cluster.min - p.core.min;
+  EXPECT_EQ(p.core.max - cluster.max, margin);
+  EXPECT_GE(margin, 64u);
+  EXPECT_GE(std::uint64_t{margin} * (planned - 2), std::uint64_t{cluster.max} - cluster.min + 1);
+  EXPECT_LT(std::uint64_t{margin - 1} * (planned - 2),
+            std::uint64_t{cluster.max} - cluster.min + 1);
+  // Rounding gives no bucket more values than the planned mean.
+  const std::uint64_t core_values = std::uint64_t{p.core.max} - p.core.min + 1;
+  EXPECT_LE(std::uint64_t{widest(full, p)} * planned, core_values);
+
+  // A narrow crowd (1024 values and a far key, at 8M keys): a bucket per value, margins too.
+  const optimized::KeyRange outlier_range{5000, 0xFFFFFFF0u};
+  const optimized::CorePieces narrow =
+      optimized::PlanCorePieces(outlier_range, optimized::KeyRange{5000, 6023}, 2, 0, 1, 542, 1084);
+  EXPECT_EQ(narrow.core.min, 5000u);  // the crowd starts the range: nothing below it
+  EXPECT_EQ(narrow.low, 1u);
+  EXPECT_GT(narrow.core.max, 6023u);
+  EXPECT_EQ(narrow.over, narrow.core.max - narrow.core.min + 1);
+  EXPECT_EQ(widest(outlier_range, narrow), 1u);
+  // At 1M keys (h0 = 284, at most 568 buckets) the same crowd gets 3 values per bucket.
+  const optimized::CorePieces three =
+      optimized::PlanCorePieces(outlier_range, optimized::KeyRange{5000, 6023}, 2, 0, 1, 284, 568);
+  EXPECT_EQ(widest(outlier_range, three), 3u);
+  EXPECT_LE(three.low + three.over + three.high, 568u);
+
+  // A crowd over the whole key range: nothing below or above, and no overflow of the margins.
+  const optimized::CorePieces all = optimized::PlanCorePieces(full, full, 2, 0, 0, 542, 1084);
+  EXPECT_EQ(all.core.min, 0u);
+  EXPECT_EQ(all.core.max, 0xFFFFFFFFu);
+  EXPECT_EQ(all.low, 1u);
+  EXPECT_EQ(all.high, 1u);
+  EXPECT_GT(all.over, 0u);
+  // No room: the core gets what is left, or none.
+  EXPECT_EQ(optimized::PlanCorePieces(full, cluster, 64, 502, 308, 542, 100).over,
+            100 - p.low - p.high);
+  EXPECT_EQ(optimized::PlanCorePieces(full, cluster, 64, 502, 308, 542, p.low + p.high).over, 0u);
+}
+
 TEST(SampledCore, EndsAndEqualWidthsBetween) {
   // Keys below the core go to bucket 0, above it to h - 1, and the core's keys to 1 .. h - 2 in
   // order; a one-value core is bucket 1; the full key range does not overflow.

@@ -868,14 +868,14 @@ std::vector<MapCase> MapCases() {
        optimized::kEqualWidths, 1, false},
       {"few", [](std::size_t n) { return Keys(n, Distribution::kFew); }, optimized::kSplitters, 1,
        true},
-      {"skewed", [](std::size_t n) { return Keys(n, Distribution::kSkewed); }, optimized::kCore, 0,
+      {"skewed", [](std::size_t n) { return Keys(n, Distribution::kSkewed); }, optimized::kCore, 1,
        false},
       {"powers", [](std::size_t n) { return AdversarialKeys(n, Adversary::kPowers, kTestSeed); },
        optimized::kSplitters, 1, true},
       {"spike", [](std::size_t n) { return AdversarialKeys(n, Adversary::kSpike, kTestSeed); },
        optimized::kSplitters, 1, false},
       {"outlier", [](std::size_t n) { return AdversarialKeys(n, Adversary::kOutlier, kTestSeed); },
-       optimized::kCore, 0, false},
+       optimized::kCore, 1, false},
   };
 }
 
@@ -885,8 +885,8 @@ TEST_F(FirstMap, EachInputGetsTheMapItsSampleCallsFor) {
   // Inputs of few values (16 repeated values, powers of two, a spike) get a bucket around each
   // value the sample shows, final once partitioned, and finish in one level; a cluster (skewed
   // keys, a narrow range and one far key) gets three pieces of equal widths around its sampled
-  // core, and at most two levels; spread keys keep equal widths. Below kMinSampledKeys level 0
-  // does not sample.
+  // core, and finish in one level too; spread keys keep equal widths. Below kMinSampledKeys
+  // level 0 does not sample.
   for (Variant v : {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix}) {
     for (std::size_t n : {std::size_t{optimized::kMinSampledKeys} - 1, std::size_t{1} << 20,
                           std::size_t{3000017}}) {
@@ -924,6 +924,28 @@ TEST_F(FirstMap, EachInputGetsTheMapItsSampleCallsFor) {
         } else if (sampled) {
           EXPECT_LE(levels, 2);
         }
+      }
+    }
+  }
+}
+
+TEST_F(FirstMap, ClustersSortInOneLevelWhateverTheSeed) {
+  // Where the cluster lands, how many of the spread keys fall into its bin of the first look,
+  // and how far its keys reach past its extreme samples change with the seed; the core map must
+  // leave no bucket over the tile for any of them.
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    for (std::size_t n : {std::size_t{1} << 20, std::size_t{5} << 20}) {
+      const std::vector<std::uint32_t> skewed =
+          staged::Generate<std::uint32_t>(n, Distribution::kSkewed, seed);
+      const std::vector<std::uint32_t> outlier = AdversarialKeys(n, Adversary::kOutlier, seed);
+      for (const std::vector<std::uint32_t>* keys : {&skewed, &outlier}) {
+        SCOPED_TRACE((keys == &skewed ? "skewed" : "outlier") + std::string(" seed ") +
+                     std::to_string(seed) + " n " + std::to_string(n));
+        int levels = 0;
+        optimized::Segment first;
+        ASSERT_EQ(RunSort(Variant::kOptimized, *keys, &levels, 0, 0, &first), Sorted(*keys));
+        EXPECT_EQ(first.sampled, optimized::kCore);
+        EXPECT_EQ(levels, 1);
       }
     }
   }

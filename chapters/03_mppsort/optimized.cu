@@ -66,9 +66,10 @@
  *    (`SplitterMap`); the partition writes a one-value bucket straight to `out`, where it is
  *    final, so powers of two, a spike or a few repeated values sort in one level.
  * 21. Otherwise, when level 0's sample crowds one of kClusterBins equal-width bins, level 0
- *    buckets in three pieces of equal widths: below, over and above the crowd's sampled core,
- *    each with buckets in proportion to its samples, or one per value for a narrow core
- *    (`FindCluster`, `CoreMap`): a skewed cluster or a narrow range with a far key in one level.
+ *    buckets in three pieces of equal widths: below, over and above the crowd's sampled core
+ *    (its strays dropped, a bucket's margin each side), each with buckets for its samples and
+ *    their error, a whole number of values per core bucket (`FindCluster`, `PlanCorePieces`,
+ *    `CoreMap`): a skewed cluster or a narrow range with a far key in one level.
  */
 #include <algorithm>
 #include <climits>
@@ -193,19 +194,62 @@ static_assert(kClusterBins <= 2 * kValueSlots, "the bins' counters fit the set's
 /// What `FindCluster` finds (shared memory; read by thread 0 once it returns true).
 struct ClusterShared {
   std::uint32_t first_bin, last_bin;  ///< the crowded bins' range
-  std::uint32_t lo, hi;               ///< the core: the smallest and largest sample in it
-  std::uint32_t below, above;         ///< samples below and above the core
-  std::uint32_t low, core, high;      ///< buckets below, over and above the core
+  std::uint32_t lo, hi;               ///< the smallest and largest sample in them
+  std::uint32_t below, above;         ///< samples below and above [lo, hi]
+  CorePieces pieces;                  ///< the core map's pieces
 };
+
+/// One look of `FindCluster` at the sample: counts the samples within @p span in kClusterBins
+/// equal-width bins of it and finds the smallest and largest sample of the bins that hold more
+/// than @p limit (`ClusterShared::lo`, `hi`). Every thread of the block calls it; uniform result.
+/// @param[in] v the thread's samples
+/// @param[in] span where to look, min <= max
+/// @param[in] limit most samples of a bin that is not crowded
+/// @param[out] bins kClusterBins words of shared memory
+/// @param[out] sh where the span of the crowded bins goes
+/// @return whether any bin is crowded
+__device__ bool CrowdedSpan(const std::uint32_t (&v)[kSampleKeys / kChunkThreads], KeyRange span,
+                            std::uint32_t limit, std::uint32_t* bins, ClusterShared& sh) {
+  constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
+  const EqualWidthMap bin{span.min, BucketScale(span.min, span.max, kClusterBins)};
+  __syncthreads();  // the bins' words and `sh` no longer read
+  for (std::uint32_t i = threadIdx.x; i < kClusterBins; i += blockDim.x) bins[i] = 0;
+  if (threadIdx.x == 0) sh = ClusterShared{UINT_MAX, 0, UINT_MAX, 0, 0, 0, CorePieces{}};
+  __syncthreads();  // counters zeroed
+#pragma unroll
+  for (int q = 0; q < kPerThread; ++q) {
+    if (v[q] >= span.min && v[q] <= span.max) atomicAdd(&bins[bin(v[q])], 1u);
+  }
+  __syncthreads();  // counts complete
+  for (std::uint32_t i = threadIdx.x; i < kClusterBins; i += blockDim.x) {
+    if (bins[i] > limit) {
+      atomicMin(&sh.first_bin, i);
+      atomicMax(&sh.last_bin, i);
+    }
+  }
+  __syncthreads();                               // the crowded bins known
+  if (sh.first_bin > sh.last_bin) return false;  // none crowded
+#pragma unroll
+  for (int q = 0; q < kPerThread; ++q) {
+    const std::uint32_t b = bin(v[q]);
+    if (v[q] >= span.min && v[q] <= span.max && b >= sh.first_bin && b <= sh.last_bin) {
+      atomicMin(&sh.lo, v[q]);
+      atomicMax(&sh.hi, v[q]);
+    }
+  }
+  __syncthreads();  // their span known
+  return true;
+}
 
 // snippet-begin: ch03-find-cluster
 /**
  * @brief Whether level 0's sample (@p v, kSampleKeys over the block) crowds an equal-width
  *        bucket, and if so the core map's pieces: counts the sample in kClusterBins equal-width
- *        bins of [min, max]; the core spans the samples of the crowded bins (over
- *        `CrowdedSamples`), and each of the three pieces (below, over and above the core) gets
- *        buckets in proportion to its samples, h0 in all; a core of at most two values per such
- *        bucket gets one bucket per value instead, up to @p max_buckets in all.
+ *        bins of [min, max]; the crowd spans the samples of the bins over `CrowdedSamples`.
+ *        A crowded bin may also hold a few samples of the keys spread around it, far from the
+ *        crowd, so a second look counts the crowd's samples in kClusterBins bins of its own
+ *        span and keeps the bins of two samples or more: a lone sample is a stray. The pieces
+ *        below, over and above the crowd then get buckets by their samples (`PlanCorePieces`).
  * Every thread of the block calls it; uniform result.
  * @param[in] seg level 0's segment (its range)
  * @param[in] v the thread's samples
@@ -219,54 +263,24 @@ __device__ bool FindCluster(const Segment& seg,
                             std::uint32_t* bins, ClusterShared& sh, std::uint32_t buckets,
                             std::uint32_t max_buckets) {
   constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
-  const EqualWidthMap bin{seg.range.min, BucketScale(seg.range.min, seg.range.max, kClusterBins)};
-  __syncthreads();  // the set's words no longer read
-  for (std::uint32_t i = threadIdx.x; i < kClusterBins; i += blockDim.x) bins[i] = 0;
-  if (threadIdx.x == 0) sh = ClusterShared{UINT_MAX, 0, UINT_MAX, 0, 0, 0, 1, 1, 1};
-  __syncthreads();  // counters zeroed
-#pragma unroll
-  for (int q = 0; q < kPerThread; ++q) atomicAdd(&bins[bin(v[q])], 1u);
-  __syncthreads();  // counts complete
-  const std::uint32_t limit = CrowdedSamples(kClusterBins);
-  for (std::uint32_t i = threadIdx.x; i < kClusterBins; i += blockDim.x) {
-    if (bins[i] > limit) {
-      atomicMin(&sh.first_bin, i);
-      atomicMax(&sh.last_bin, i);
-    }
-  }
-  __syncthreads();                               // the crowded bins known
-  if (sh.first_bin > sh.last_bin) return false;  // uniform: none crowded
+  if (!CrowdedSpan(v, seg.range, CrowdedSamples(kClusterBins), bins, sh)) return false;  // spread
+  KeyRange crowd{sh.lo, sh.hi};
+  const std::uint64_t fine = (std::uint64_t{crowd.max} - crowd.min + kClusterBins) / kClusterBins;
+  if (CrowdedSpan(v, crowd, 1, bins, sh)) crowd = KeyRange{sh.lo, sh.hi};  // strays dropped
 #pragma unroll
   for (int q = 0; q < kPerThread; ++q) {
-    const std::uint32_t b = bin(v[q]);
-    if (b >= sh.first_bin && b <= sh.last_bin) {
-      atomicMin(&sh.lo, v[q]);
-      atomicMax(&sh.hi, v[q]);
-    }
-  }
-  __syncthreads();  // the core known
-#pragma unroll
-  for (int q = 0; q < kPerThread; ++q) {
-    if (v[q] < sh.lo) atomicAdd(&sh.below, 1u);
-    if (v[q] > sh.hi) atomicAdd(&sh.above, 1u);
+    if (v[q] < crowd.min) atomicAdd(&sh.below, 1u);
+    if (v[q] > crowd.max) atomicAdd(&sh.above, 1u);
   }
   __syncthreads();  // the pieces' samples counted
   if (threadIdx.x == 0) {
-    // Buckets in proportion to samples, h0 in all; an end without keys keeps one bucket.
-    const auto share = [&](std::uint32_t samples) {
-      return max(1u, static_cast<std::uint32_t>(
-                         (std::uint64_t{samples} * buckets + kSampleKeys / 2) / kSampleKeys));
-    };
-    sh.low = sh.lo > seg.range.min ? share(sh.below) : 1;
-    sh.high = sh.hi < seg.range.max ? share(sh.above) : 1;
-    std::uint32_t core = share(kSampleKeys - sh.below - sh.above);
-    const std::uint64_t values = std::uint64_t{sh.hi} - sh.lo + 1;
-    if (values <= 2ull * core) core = static_cast<std::uint32_t>(values);  // a bucket per value
-    const std::uint32_t room = max_buckets > sh.low + sh.high ? max_buckets - sh.low - sh.high : 0;
-    sh.core = min(core, room);
+    // The core is widened by at least two of the second look's bins: one it may have dropped at
+    // either edge of the crowd (a bin of one sample), and the keys beyond that.
+    sh.pieces = PlanCorePieces(seg.range, crowd, static_cast<std::uint32_t>(2 * fine), sh.below,
+                               sh.above, buckets, max_buckets);
   }
   __syncthreads();  // the pieces visible
-  return sh.core > 0;
+  return sh.pieces.over > 0;
 }
 // snippet-end: ch03-find-cluster
 
@@ -391,10 +405,11 @@ __device__ void ChooseFirstMap(const std::uint32_t* keys, const Segment& seg, st
       map.buckets = 2 * m + 1;
     } else if (crowd) {
       map.kind = kCore;
-      map.core = KeyRange{sh.cluster.lo, sh.cluster.hi};
-      map.low = sh.cluster.low;
-      map.high = sh.cluster.high;
-      map.buckets = sh.cluster.low + sh.cluster.core + sh.cluster.high;
+      const CorePieces& p = sh.cluster.pieces;
+      map.core = p.core;
+      map.low = p.low;
+      map.high = p.high;
+      map.buckets = p.low + p.over + p.high;
     }
     sh.map = map;
   }

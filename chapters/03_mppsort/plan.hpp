@@ -156,7 +156,7 @@ enum BucketMapKind : std::uint32_t {
   kEqualWidths = 0,  ///< h equal widths over the segment's [min, max]
   /// equal widths over a sampled core and over the ranges below and above it (sampled_core.cuh):
   /// a skewed cluster at level 1 (one bucket below, one above), or a cluster a level-0 sample
-  /// finds crowding an equal-width bucket (buckets in proportion to each piece's share)
+  /// finds crowding an equal-width bucket (buckets by each piece's share, `PlanCorePieces`)
   kCore = 1,
   /// 2m + 1 buckets around the m values of a sample that shows few (`kMaxFewValues`): bucket
   /// 2j + 1 holds the keys equal to value j (all equal: final once partitioned), bucket 2j the

@@ -41,8 +41,8 @@ struct EqualWidthMap {
 /// Buckets of a sampled segment in three pieces of equal widths: `low` buckets from the segment's
 /// min to just below the core [lo, hi], the buckets from `low` up to `above` - 1 over the core,
 /// and the rest from just above the core to the segment's max. Level 1 gives each end one bucket
-/// (0 below the core, h - 1 above it); level 0 gives each piece buckets in proportion to its
-/// share of the sample.
+/// (0 below the core, h - 1 above it); level 0 gives each piece buckets by its share of the
+/// sample (`PlanCorePieces`).
 struct CoreMap {
   std::uint32_t lo;          ///< the core's smallest key
   std::uint32_t hi;          ///< the core's largest key
@@ -198,6 +198,70 @@ __host__ __device__ inline std::uint32_t CrowdedSamples(std::uint32_t bins) {
   const double poisson = mean + 8.0 * sqrt(mean) + 8.0;
   return static_cast<std::uint32_t>(4.0 * mean > poisson ? 4.0 * mean : poisson);
 }
+
+/// Buckets for a piece of a level-0 core map that drew @p samples of the kSampleKeys: its share
+/// of h0 = @p buckets with room for the sample's error. A piece's share of the sample is off by
+/// about sqrt(samples) (a binomial count), so the piece is given buckets for samples + 4
+/// sqrt(samples) + 4: its buckets then hold at most the tile's target on average, and the tile's
+/// Poisson margin is left for the spread between them. At least one.
+/// @param[in] samples the piece's samples, at most kSampleKeys
+/// @param[in] buckets h0
+__host__ __device__ inline std::uint32_t PieceBuckets(std::uint32_t samples,
+                                                      std::uint32_t buckets) {
+  const double high = samples + 4.0 * sqrt(static_cast<double>(samples)) + 4.0;
+  const double share = ceil(high * buckets / kSampleKeys);
+  return share < 1.0 ? 1u : static_cast<std::uint32_t>(share);
+}
+
+/// A level-0 core map's three pieces (`CoreMapOf`'s arguments but the range).
+struct CorePieces {
+  KeyRange core;       ///< the core, the crowd's samples widened by a margin each side
+  std::uint32_t low;   ///< buckets below the core
+  std::uint32_t over;  ///< buckets over the core
+  std::uint32_t high;  ///< buckets above the core
+};
+
+// snippet-begin: ch03-core-pieces
+/**
+ * @brief The pieces of level 0's core map around a sampled crowd: each piece gets
+ *        `PieceBuckets` of its samples, the core two more; the core is the crowd's [min, max]
+ *        sample widened each side by one of its buckets (at least @p min_margin values), so that
+ *        the crowd's keys beyond its extreme samples (about one sample's worth each side) fall
+ *        into the core's end buckets, not into the piece next to it; and the core's buckets hold
+ *        a whole number of values each, so that rounding never gives a bucket one value more
+ *        than planned (a narrow crowd gets a bucket per value).
+ * @param[in] range level 0's [min, max]
+ * @param[in] crowd the crowd's smallest and largest sample, within @p range
+ * @param[in] min_margin fewest values to widen the core by each side (clamped to @p range)
+ * @param[in] below samples below the crowd
+ * @param[in] above samples above the crowd
+ * @param[in] buckets h0
+ * @param[in] max_buckets most buckets in all
+ * @return the pieces; `over` is 0 when they do not fit @p max_buckets
+ */
+__host__ __device__ inline CorePieces PlanCorePieces(const KeyRange& range, const KeyRange& crowd,
+                                                     std::uint32_t min_margin, std::uint32_t below,
+                                                     std::uint32_t above, std::uint32_t buckets,
+                                                     std::uint32_t max_buckets) {
+  const std::uint32_t planned = PieceBuckets(kSampleKeys - below - above, buckets) + 2;
+  const std::uint64_t crowd_values = std::uint64_t{crowd.max} - crowd.min + 1;
+  const std::uint64_t bucket = (crowd_values + planned - 3) / (planned - 2);  // of the crowd
+  const std::uint64_t wide = bucket > min_margin ? bucket : std::uint64_t{min_margin};
+  const std::uint32_t margin =
+      static_cast<std::uint32_t>(wide < 0xFFFFFFFFull ? wide : 0xFFFFFFFFull);
+  CorePieces p;
+  p.core.min = crowd.min - (crowd.min - range.min < margin ? crowd.min - range.min : margin);
+  p.core.max = crowd.max + (range.max - crowd.max < margin ? range.max - crowd.max : margin);
+  p.low = p.core.min > range.min ? PieceBuckets(below, buckets) : 1;
+  p.high = p.core.max < range.max ? PieceBuckets(above, buckets) : 1;
+  const std::uint64_t values = std::uint64_t{p.core.max} - p.core.min + 1;
+  const std::uint64_t per_bucket = values / planned > 0 ? values / planned : 1;  // values
+  const std::uint64_t over = (values + per_bucket - 1) / per_bucket;             // >= planned
+  const std::uint32_t room = max_buckets > p.low + p.high ? max_buckets - p.low - p.high : 0;
+  p.over = over < room ? static_cast<std::uint32_t>(over) : room;
+  return p;
+}
+// snippet-end: ch03-core-pieces
 
 /**
  * @brief The core of segment @p seg: draws kSampleKeys of its keys (one at a fixed pseudo-random
