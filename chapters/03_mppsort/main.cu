@@ -292,6 +292,12 @@ int Run(int argc, char** argv) {
         std::fprintf(stderr,
                      "ch03: level 0 bucketed around the %u values its sample shows (%u buckets)\n",
                      first.splitters, first.buckets);
+      } else if (first.sampled == ch03::optimized::kCore) {
+        std::fprintf(stderr,
+                     "ch03: level 0 bucketed in three pieces around the crowd its sample shows "
+                     "in [%u, %u]: %u + %u + %u buckets\n",
+                     first.core.min, first.core.max, first.core_low,
+                     first.buckets - first.core_low - first.core_high, first.core_high);
       } else {
         std::fprintf(stderr, "ch03: level 0 bucketed by %u equal widths\n", first.buckets);
       }
