@@ -193,10 +193,13 @@ static_assert(kClusterBins <= 2 * kValueSlots, "the bins' counters fit the set's
 
 /// What `FindCluster` finds (shared memory; read by thread 0 once it returns true).
 struct ClusterShared {
-  std::uint32_t first_bin, last_bin;  ///< the crowded bins' range
-  std::uint32_t lo, hi;               ///< the smallest and largest sample in them
-  std::uint32_t below, above;         ///< samples below and above [lo, hi]
-  CorePieces pieces;                  ///< the core map's pieces
+  std::uint32_t first_bin;  ///< the first crowded bin
+  std::uint32_t last_bin;   ///< the last crowded bin
+  std::uint32_t lo;         ///< the smallest sample in the crowded bins
+  std::uint32_t hi;         ///< the largest sample in the crowded bins
+  std::uint32_t below;      ///< samples below [lo, hi]
+  std::uint32_t above;      ///< samples above [lo, hi]
+  CorePieces pieces;        ///< the core map's pieces
 };
 
 /// One look of `FindCluster` at the sample: counts the samples within @p span in kClusterBins
@@ -287,11 +290,12 @@ __device__ bool FindCluster(const Segment& seg,
 /// Level 0's bucket map as `ChooseFirstMap` chooses it: the fields of level 0's segment it sets.
 /// (Trivial, to live in shared memory: `ChooseFirstMap` sets every field.)
 struct FirstMap {
-  std::uint32_t kind;       ///< `BucketMapKind`
-  std::uint32_t buckets;    ///< h
-  std::uint32_t values;     ///< m (kSplitters), else 0
-  KeyRange core;            ///< the core (kCore)
-  std::uint32_t low, high;  ///< buckets below and above the core (kCore), else 1
+  std::uint32_t kind;     ///< `BucketMapKind`
+  std::uint32_t buckets;  ///< h
+  std::uint32_t values;   ///< m (kSplitters), else 0
+  KeyRange core;          ///< the core (kCore)
+  std::uint32_t low;      ///< buckets below the core (kCore), else 1
+  std::uint32_t high;     ///< buckets above the core (kCore), else 1
 };
 
 /// Sets @p map's fields in @p seg.
@@ -309,7 +313,8 @@ __host__ __device__ inline void ApplyFirstMap(const FirstMap& map, Segment& seg)
 /// Shared memory of `ChooseFirstMap` besides the block's kMaxBuckets counter words.
 struct FirstMapShared {
   std::uint32_t found[kMaxFewValues];  ///< the sample's values, when few, in no order
-  std::uint32_t distinct, listed;      ///< values in the set; values listed in `found`
+  std::uint32_t distinct;              ///< values in the set
+  std::uint32_t listed;                ///< values listed in `found`
   ClusterShared cluster;               ///< `FindCluster`'s findings
   FirstMap map;                        ///< the choice
 };

@@ -12,9 +12,6 @@
 
 namespace ch03::optimized {
 
-/// What every kernel of a level gets: the segment table and the level's state (both in device
-/// memory), and whether the grid is resident (`dynamic`: levels planned on the device, whose
-/// item counts only the device knows) or one block per item (level 0).
 /// Level 0's sample (`Options::sample_first`): h0 and the core map's most buckets for
 /// `ChooseFirstMap`, and where the histogram's first block publishes the choice for the later
 /// steps. `buckets` is 0 at the deeper levels and where level 0 keeps its equal widths.
@@ -25,6 +22,9 @@ struct FirstSample {
   std::uint32_t* values = nullptr;  ///< room for kMaxFewValues values (the same as `splitters`)
 };
 
+/// What every kernel of a level gets: the segment table and the level's state (both in device
+/// memory), and whether the grid is resident (`dynamic`: levels planned on the device, whose
+/// item counts only the device knows) or one block per item (level 0).
 struct Level {
   const Segment* segments;  ///< the level's segment table
   LevelState* state;        ///< level number, totals, work queues
