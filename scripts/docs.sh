@@ -65,4 +65,5 @@ if [[ ! -f "$build/CMakeCache.txt" ]] && command -v ninja >/dev/null 2>&1; then
 fi
 cmake -S docs -B "$build" "${generator[@]}" >/dev/null
 cmake --build "$build"
-echo "docs: open $(pwd)/$build/html/index.html"
+[[ "$build" == /* ]] || build="$(pwd)/$build"  # a relative build dir is under the repository
+echo "docs: open $build/html/index.html"
