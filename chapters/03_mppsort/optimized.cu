@@ -180,6 +180,11 @@ __device__ __forceinline__ bool PrefetchChunk(const Level& lv, const std::uint32
 
 // ------------------------------------------------------------------ level 0's bucket map
 
+/// Keys of level 0's sample that each thread of a histogram block holds in registers.
+inline constexpr int kSamplesPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
+static_assert(kSamplesPerThread * kChunkThreads == static_cast<int>(kSampleKeys),
+              "the sample is a whole number of keys per thread");
+
 /// Slots of `ChooseFirstMap`'s hash set of sampled values: room for kMaxFewValues values
 /// and one more per thread (each stops inserting once more than kMaxFewValues are in).
 inline constexpr std::uint32_t kValueSlots = 2048;
@@ -211,16 +216,15 @@ struct ClusterShared {
 /// @param[out] bins kClusterBins words of shared memory
 /// @param[out] sh where the span of the crowded bins goes
 /// @return whether any bin is crowded
-__device__ bool CrowdedSpan(const std::uint32_t (&v)[kSampleKeys / kChunkThreads], KeyRange span,
+__device__ bool CrowdedSpan(const std::uint32_t (&v)[kSamplesPerThread], KeyRange span,
                             std::uint32_t limit, std::uint32_t* bins, ClusterShared& sh) {
-  constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
   const EqualWidthMap bin{span.min, BucketScale(span.min, span.max, kClusterBins)};
   __syncthreads();  // the bins' words and `sh` no longer read
   for (std::uint32_t i = threadIdx.x; i < kClusterBins; i += blockDim.x) bins[i] = 0;
   if (threadIdx.x == 0) sh = ClusterShared{UINT_MAX, 0, UINT_MAX, 0, 0, 0, CorePieces{}};
   __syncthreads();  // counters zeroed
 #pragma unroll
-  for (int q = 0; q < kPerThread; ++q) {
+  for (int q = 0; q < kSamplesPerThread; ++q) {
     if (v[q] >= span.min && v[q] <= span.max) atomicAdd(&bins[bin(v[q])], 1u);
   }
   __syncthreads();  // counts complete
@@ -233,7 +237,7 @@ __device__ bool CrowdedSpan(const std::uint32_t (&v)[kSampleKeys / kChunkThreads
   __syncthreads();                               // the crowded bins known
   if (sh.first_bin > sh.last_bin) return false;  // none crowded
 #pragma unroll
-  for (int q = 0; q < kPerThread; ++q) {
+  for (int q = 0; q < kSamplesPerThread; ++q) {
     const std::uint32_t b = bin(v[q]);
     if (v[q] >= span.min && v[q] <= span.max && b >= sh.first_bin && b <= sh.last_bin) {
       atomicMin(&sh.lo, v[q]);
@@ -261,17 +265,15 @@ __device__ bool CrowdedSpan(const std::uint32_t (&v)[kSampleKeys / kChunkThreads
  * @param[in] buckets h0
  * @param[in] max_buckets most buckets of the core map
  */
-__device__ bool FindCluster(const Segment& seg,
-                            const std::uint32_t (&v)[kSampleKeys / kChunkThreads],
+__device__ bool FindCluster(const Segment& seg, const std::uint32_t (&v)[kSamplesPerThread],
                             std::uint32_t* bins, ClusterShared& sh, std::uint32_t buckets,
                             std::uint32_t max_buckets) {
-  constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
   if (!CrowdedSpan(v, seg.range, CrowdedSamples(kClusterBins), bins, sh)) return false;  // spread
   KeyRange crowd{sh.lo, sh.hi};
   const std::uint64_t fine = (std::uint64_t{crowd.max} - crowd.min + kClusterBins) / kClusterBins;
   if (CrowdedSpan(v, crowd, 1, bins, sh)) crowd = KeyRange{sh.lo, sh.hi};  // strays dropped
 #pragma unroll
-  for (int q = 0; q < kPerThread; ++q) {
+  for (int q = 0; q < kSamplesPerThread; ++q) {
     if (v[q] < crowd.min) atomicAdd(&sh.below, 1u);
     if (v[q] > crowd.max) atomicAdd(&sh.above, 1u);
   }
@@ -353,24 +355,22 @@ struct FirstMapShared {
 __device__ void ChooseFirstMap(const std::uint32_t* keys, const Segment& seg, std::uint32_t buckets,
                                std::uint32_t max_buckets, std::uint32_t* words,
                                FirstMapShared& sh) {
-  constexpr int kPerThread = static_cast<int>(kSampleKeys) / kChunkThreads;
-  static_assert(kPerThread * kChunkThreads == static_cast<int>(kSampleKeys));
   static_assert(2 * kValueSlots <= kMaxBuckets / 2, "the set below the values' half");
   auto* set = reinterpret_cast<unsigned long long*>(words);  // (1 << 32) | value, 0 if empty
   // snippet-begin: ch03-few-values
   std::uint32_t m = 0;  // the sample's values, when few
   bool crowd = false;   // else: a cluster that crowds equal widths (`FindCluster`)
   if (seg.len >= kMinSampledKeys && seg.range.min < seg.range.max) {  // uniform per block
-    std::uint32_t v[kPerThread];
+    std::uint32_t v[kSamplesPerThread];
 #pragma unroll
-    for (int q = 0; q < kPerThread; ++q) {  // all loads in flight at once
+    for (int q = 0; q < kSamplesPerThread; ++q) {  // all loads in flight at once
       v[q] = keys[SamplePosition(seg, q * kChunkThreads + threadIdx.x)];
     }
     for (std::uint32_t i = threadIdx.x; i < kValueSlots; i += blockDim.x) set[i] = 0;
     if (threadIdx.x == 0) sh.distinct = sh.listed = 0;
     __syncthreads();  // the set empty
     auto* watch = const_cast<volatile std::uint32_t*>(&sh.distinct);
-    for (int q = 0; q < kPerThread && *watch <= kMaxFewValues; ++q) {  // many values: stop
+    for (int q = 0; q < kSamplesPerThread && *watch <= kMaxFewValues; ++q) {  // many values: stop
       const unsigned long long entry = (1ull << 32) | v[q];
       for (std::uint32_t slot = (v[q] * 0x9E3779B9u) >> 21;; slot = (slot + 1) % kValueSlots) {
         unsigned long long seen = const_cast<volatile unsigned long long*>(set)[slot];

@@ -28,9 +28,10 @@ struct Options {
   /// true: the deeper levels run as one CUDA graph with a device-controlled loop; false: the
   /// host reads each level's plan back (one synchronisation per level, for comparison).
   bool device_loop = true;
-  /// true: level 0 samples its input and buckets between splitters where equal widths would be
-  /// crowded (`ChooseFirstMap`); false: equal widths always (the map the deeper levels then
-  /// re-bucket, for comparison and for tests of the deeper levels).
+  /// true: level 0 samples its input and, where equal widths would be crowded, buckets around
+  /// the sampled values or in three pieces around a sampled cluster (`ChooseFirstMap`); false:
+  /// equal widths always (the map the deeper levels then re-bucket, for comparison and for tests
+  /// of the deeper levels).
   bool sample_first = true;
   /// A device profile (`staged::DeviceProfiles`, e.g. "t4") whose limits the workspace plans for
   /// (capped by the planning limits), or "" for the planning limits themselves: how a test runs
