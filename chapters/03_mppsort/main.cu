@@ -95,7 +95,7 @@ int Run(int argc, char** argv) {
               "optimized: the host drives the levels after the first (one sync per level)");
   cli.AddFlag("equal-widths", &equal_widths,
               "optimized: level 0 always uses equal-width buckets, without sampling the input "
-              "for splitters (row optimized-equalwidths)");
+              "for its values or a cluster (row optimized-equalwidths)");
   cli.AddChoice("adversary", &adversary_name, {"none", "powers", "spike", "outlier"},
                 "keys that defeat equal-width buckets instead of --dist: 0 and every 2^k; 99.9% "
                 "one value; a narrow range plus 0xFFFFFFFF");
