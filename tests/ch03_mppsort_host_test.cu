@@ -89,11 +89,12 @@ TEST(Planning, FirstLevelPicksATileThatHoldsN) {
   EXPECT_EQ(PlanFirstLevel(8192u * 3700 + 1, bitonic, H200()).buckets, 4331u);  // ceil(n / 7000)
   EXPECT_EQ(PlanFirstLevel(16u << 20, bitonic, H200()).buckets, 4535u);
   // 64M keys: the radix sorter's large tile holds them in one level of 1891 buckets; the
-  // bitonic sorter's buckets all go on to level 1, 2048 of them.
+  // bitonic sorter's buckets all go on to level 1, 512 of them (runs of a 128-byte line).
   EXPECT_EQ(PlanFirstLevel(64u << 20, radix, H200()).tile.keys, 36864u);
   EXPECT_EQ(PlanFirstLevel(64u << 20, radix, H200()).buckets, 1891u);
   EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic, H200()).tile.keys, 8192u);
-  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic, H200()).buckets, optimized::kMaxDeeperBuckets);
+  EXPECT_EQ(PlanFirstLevel(64u << 20, bitonic, H200()).buckets, 512u);
+  EXPECT_EQ(optimized::kOversizedFirstBuckets, 512u);
   EXPECT_EQ(PlanFirstLevel(256u << 20, radix, H200()).buckets, 7562u);
   // The counting sorter: the largest tile that still gives kMinFirstBuckets buckets.
   EXPECT_EQ(PlanFirstLevel(1u << 20, counting, H200()).tile.keys,
@@ -110,7 +111,8 @@ TEST(Planning, FirstLevelPicksATileThatHoldsN) {
   EXPECT_EQ(PlanFirstLevel(64u << 20, counting, H200()).tile.keys, 16384u);
   EXPECT_EQ(PlanFirstLevel(64u << 20, counting, H200()).buckets, 4330u);
   EXPECT_EQ(PlanFirstLevel(256u << 20, counting, H200()).tile.keys, 16384u);
-  EXPECT_EQ(PlanFirstLevel(256u << 20, counting, H200()).buckets, optimized::kMaxDeeperBuckets);
+  EXPECT_EQ(PlanFirstLevel(256u << 20, counting, H200()).buckets,
+            optimized::kOversizedFirstBuckets);
   const optimized::FirstLevelPlan p = PlanFirstLevel(100003, radix, H200());
   EXPECT_EQ(p.chunks, (100003 + optimized::kChunk - 1) / optimized::kChunk);
   EXPECT_EQ(p.matrix, std::uint64_t{p.buckets} * p.chunks);
@@ -141,6 +143,13 @@ TEST(Planning, CapacitiesCoverLevelZeroAndDeeperLevels) {
         EXPECT_LT(cap, std::uint64_t{1} << 32) << "matrix offsets are 32-bit";
         // Every span holds more keys than the smallest tile.
         EXPECT_GE(optimized::SpanCapacity(n, s, limits) * 4097, n);
+        // Bucket totals: level 0's, and a deeper level of the shortest spans (4097 keys each),
+        // each with kMinDeepBuckets buckets, the most per key; longer spans have fewer per key.
+        const std::uint64_t buckets = optimized::BucketCapacity(n);
+        EXPECT_GE(buckets, optimized::PlanFirstLevel(n, s, limits).bucket_bound);
+        EXPECT_GE(buckets, n / 4097 * optimized::kMinDeepBuckets);
+        EXPECT_GE(buckets, n / 4097 * 2 + n / optimized::DeeperTile(s, limits).target) << "level 1";
+        EXPECT_LT(buckets, std::uint64_t{1} << 32);
       }
     }
   }
@@ -272,6 +281,22 @@ TEST(SplitterMap, MatchesLowerBoundAndGivesEachSplitterValueItsOwnBucket) {
   }
 }
 
+TEST(Planning, BlockReducesAllButClusters) {
+  using optimized::BlockReduces;
+  using optimized::kBlockMinMaxKeys;
+  // Up to kBlockMinMaxKeys, whatever the segment.
+  EXPECT_TRUE(BlockReduces(kBlockMinMaxKeys, 64u << 20, 4330));
+  EXPECT_FALSE(BlockReduces(kBlockMinMaxKeys + 1, 64u << 20, 4330)) << "a cluster at 64M";
+  // Level 0 of 256M keys, 512 buckets of 512Ki keys on average: each is reduced by its block
+  // unless it holds over twice that (a cluster the level-0 sample missed).
+  EXPECT_TRUE(BlockReduces((1u << 19) + 5000, 256u << 20, 512));
+  EXPECT_TRUE(BlockReduces(1u << 20, 256u << 20, 512));
+  EXPECT_FALSE(BlockReduces((1u << 20) + 1, 256u << 20, 512));
+  // No overflow at the largest n.
+  EXPECT_FALSE(BlockReduces(0xFFFFFFFFu, 0xFFFFFFFFu, 512));
+  EXPECT_TRUE(BlockReduces(0xFFFFFFFFu / 512, 0xFFFFFFFFu, 512));
+}
+
 TEST(Planning, EitherLevelZeroMapFitsTheMatrix) {
   // The 2m + 1 buckets around m <= kMaxFewValues sampled values, like h0, fit the workspace's
   // matrix at every n, on every profile.
@@ -288,6 +313,9 @@ TEST(Planning, EitherLevelZeroMapFitsTheMatrix) {
         EXPECT_GE(plan.max_buckets, std::min(2 * plan.buckets, optimized::kMaxBuckets));
         EXPECT_LE(plan.matrix_bound, optimized::MatrixCapacity(n, sorter, limits))
             << limits.name << " n " << n;
+        EXPECT_EQ(plan.matrix_bound, std::uint64_t{plan.bucket_bound} * plan.chunks);
+        EXPECT_LE(plan.bucket_bound, optimized::kMaxBuckets);
+        EXPECT_LE(plan.bucket_bound, optimized::BucketCapacity(n));
       }
     }
   }

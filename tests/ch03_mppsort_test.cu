@@ -116,7 +116,13 @@ TEST_F(NaiveKernels, GlobalBitonicSortsOddLengths) {
 /// A one-segment level (level 0) over @p keys with its records and matrix on the device.
 struct FirstLevel {
   explicit FirstLevel(const std::vector<std::uint32_t>& keys, std::uint32_t buckets)
-      : d_in(keys), segment(1), state(1), matrix(std::max<std::size_t>(buckets * Chunks(keys), 1)) {
+      : d_in(keys),
+        segment(1),
+        state(1),
+        matrix(std::max<std::size_t>(buckets * Chunks(keys), 1)),
+        totals(buckets),
+        starts(buckets) {
+    totals.FillBytes(0);  // step 1 adds to them
     const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
     seg.len = static_cast<std::uint32_t>(keys.size());
     seg.range = {*lo, *hi};
@@ -139,7 +145,40 @@ struct FirstLevel {
   DeviceBuffer<optimized::Segment> segment;
   DeviceBuffer<optimized::LevelState> state;
   DeviceBuffer<std::uint32_t> matrix;
+  DeviceBuffer<std::uint32_t> totals;
+  DeviceBuffer<std::uint32_t> starts;
+  optimized::Counts counts() { return {matrix.data(), totals.data(), starts.data()}; }
 };
+
+/// Step 1's counts of one segment of @p keys with @p h buckets (@p bucket maps a key to its
+/// bucket), on the CPU: the chunk-major matrix (entry c * h + k) followed by the h totals.
+template <class BucketOf>
+std::vector<std::uint32_t> CpuCounts(const std::vector<std::uint32_t>& keys, const BucketOf& bucket,
+                                     std::uint32_t h) {
+  const std::size_t chunks = (keys.size() + optimized::kChunk - 1) / optimized::kChunk;
+  std::vector<std::uint32_t> counts(chunks * h + h, 0);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    ++counts[i / optimized::kChunk * h + bucket(keys[i])];
+    ++counts[chunks * h + bucket(keys[i])];
+  }
+  return counts;
+}
+
+/// Checks a partition of one segment of @p keys into @p got: bucket k's keys, in any order (the
+/// runs of a bucket come in the order the chunks took them), fill [starts[k], starts[k + 1]).
+template <class BucketOf>
+void ExpectBuckets(const std::vector<std::uint32_t>& keys, const BucketOf& bucket, std::uint32_t h,
+                   const std::vector<std::uint32_t>& starts, std::vector<std::uint32_t> got) {
+  std::vector<std::uint32_t> fill(starts.begin(), starts.begin() + h);
+  std::vector<std::uint32_t> want(keys.size());
+  for (const std::uint32_t key : keys) want[fill[bucket(key)]++] = key;
+  for (std::uint32_t k = 0; k < h; ++k) {
+    ASSERT_EQ(fill[k], k + 1 < h ? starts[k + 1] : keys.size()) << "bucket " << k;
+    std::sort(want.begin() + starts[k], want.begin() + fill[k]);
+    std::sort(got.begin() + starts[k], got.begin() + fill[k]);
+  }
+  ASSERT_EQ(got, want);
+}
 
 using OptimizedKernels = staged::testing::GpuTest;
 
@@ -186,36 +225,34 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
           // All equal: no histogram, either partition copies the keys to the output.
           for (const optimized::PartitionPath path : kPartitionPaths) {
             out.FillBytes(0xFF);
-            optimized::Partition(level.level(), b, level.matrix.data(), path, seg.chunks, nullptr);
+            optimized::Partition(level.level(), b, level.counts(), path, seg.chunks, nullptr);
             EXPECT_EQ(out.ToHost(), keys) << PathName(path);
           }
           continue;
         }
-        optimized::Histogram(level.level(), b, level.matrix.data(), seg.chunks, nullptr);
+        optimized::Histogram(level.level(), b, level.counts(), seg.chunks, nullptr);
         const std::uint64_t scale = BucketScale(seg.range.min, seg.range.max, h);
-        std::vector<std::uint32_t> want(std::uint64_t{h} * seg.chunks, 0);
-        for (std::size_t i = 0; i < n; ++i) {
-          const std::uint32_t bk = ArithmeticBucket(keys[i], seg.range.min, scale);
-          ++want[std::uint64_t{bk} * seg.chunks + i / optimized::kChunk];
-        }
+        const auto bucket = [&](std::uint32_t key) {
+          return ArithmeticBucket(key, seg.range.min, scale);
+        };
+        const std::vector<std::uint32_t> want = CpuCounts(keys, bucket, h);
         std::vector<std::uint32_t> got = level.matrix.ToHost();
-        got.resize(want.size());
+        got.resize(std::uint64_t{h} * seg.chunks);
+        const std::vector<std::uint32_t> totals = level.totals.ToHost();
+        got.insert(got.end(), totals.begin(), totals.end());
         ASSERT_EQ(got, want);
 
-        const std::vector<std::uint32_t> scanned = cpu::ExclusiveScan(want);
-        level.matrix.CopyFromHost(scanned);
+        const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(totals);
+        level.starts.CopyFromHost(starts);
         for (const optimized::PartitionPath path : kPartitionPaths) {
           SCOPED_TRACE(PathName(path));
           part.FillBytes(0xFF);
-          optimized::Partition(level.level(), b, level.matrix.data(), path, seg.chunks, nullptr);
+          level.totals.CopyFromHost(totals);
+          optimized::Partition(level.level(), b, level.counts(), path, seg.chunks, nullptr);
           const std::vector<std::uint32_t> p = part.ToHost();
-          for (std::uint32_t bk = 0; bk < h; ++bk) {
-            const std::size_t begin = scanned[std::uint64_t{bk} * seg.chunks];
-            const std::size_t end = bk + 1 < h ? scanned[std::uint64_t{bk + 1} * seg.chunks] : n;
-            for (std::size_t i = begin; i < end; ++i) {
-              ASSERT_EQ(ArithmeticBucket(p[i], seg.range.min, scale), bk) << "position " << i;
-            }
-          }
+          ExpectBuckets(keys, bucket, h, starts, p);
+          EXPECT_EQ(level.totals.ToHost(), std::vector<std::uint32_t>(h, 0))
+              << "the partition takes every run out of the totals";
           EXPECT_EQ(Sorted(p), Sorted(keys)) << "partition is not a permutation";
         }
       }
@@ -248,12 +285,32 @@ std::string TileCaseName(const ::testing::TestParamInfo<TileCase>& info) {
          (info.param.overflow > 0 ? "Over" + std::to_string(info.param.overflow) : "");
 }
 
+/// One level-0 segment whose buckets have the lengths @p lens (any min < max: SortBuckets only
+/// tests min == max), with its records on the device, as the bucket-sort kernel tests use it.
+struct BucketLevel {
+  BucketLevel(const std::vector<std::uint32_t>& lens, std::uint32_t chunks) : d_seg(1), d_state(1) {
+    seg.len = std::accumulate(lens.begin(), lens.end(), 0u);
+    seg.range = {0, 1};
+    seg.buckets = static_cast<std::uint32_t>(lens.size());
+    seg.chunks = chunks;
+    optimized::LevelState st;
+    st.num_segments = 1;
+    st.buckets = seg.buckets;
+    d_seg.CopyFromHost(&seg, 1);
+    d_state.CopyFromHost(&st, 1);
+  }
+  optimized::Level level() { return {d_seg.data(), d_state.data(), false}; }
+  optimized::Segment seg;
+  DeviceBuffer<optimized::Segment> d_seg;
+  DeviceBuffer<optimized::LevelState> d_state;
+};
+
 class SortBucketsKernel : public staged::testing::GpuTestWithParam<TileCase> {};
 
 TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
   const auto [sorter, tile, overflow_keys] = GetParam();
-  // One segment whose buckets have the lengths below (one chunk, so the scanned matrix is the
-  // exclusive scan of the lengths): empty, tiny, warp and tile boundaries, over the tile (sorted
+  // One segment whose buckets have the lengths below (their starts are the exclusive scan of the
+  // lengths): empty, tiny, warp and tile boundaries, over the tile (sorted
   // by the overflow tile where the sorter has one and it fits, else listed with min and max),
   // over kBlockMinMaxKeys (listed unreduced), and an all-equal oversized bucket (copied, final).
   // Keys mix full-range, narrow-range (one radix pass; fewer values than the counting sorter's
@@ -274,24 +331,15 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
   std::fill(keys.end() - lens[equal], keys.end(), 77u);
   keys[starts[10]] = 0;
   keys[starts[10] + 1] = 0xFFFFFFFFu;
-  optimized::Segment seg;
-  seg.len = total;
-  seg.range = {0, 1};  // any min < max: the kernel only tests min == max
-  seg.buckets = static_cast<std::uint32_t>(lens.size());
-  seg.chunks = 1;
-  optimized::LevelState st;
-  st.num_segments = 1;
-  st.buckets = seg.buckets;
-  DeviceBuffer<optimized::Segment> d_seg(1);
-  DeviceBuffer<optimized::LevelState> d_state(1);
-  d_seg.CopyFromHost(&seg, 1);
-  d_state.CopyFromHost(&st, 1);
+  BucketLevel level(lens, 1);
+  const optimized::Segment& seg = level.seg;
+  auto& d_state = level.d_state;
   DeviceBuffer<std::uint32_t> d_scan(starts), d_part(keys), d_out(total), d_count(1);
   DeviceBuffer<optimized::Span> d_list(lens.size());
   d_out.FillBytes(0);
   d_count.FillBytes(0);
   d_list.FillBytes(0);  // only `count` entries are written; the copy below reads them all
-  const optimized::Level lv{d_seg.data(), d_state.data(), false};
+  const optimized::Level lv = level.level();
   const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};  // level 0 sorts part -> out
   const optimized::SpanList list{d_list.data(), d_count.data(),
                                  static_cast<std::uint32_t>(lens.size())};
@@ -358,6 +406,42 @@ INSTANTIATE_TEST_SUITE_P(Ch03, SortBucketsKernel,
                                            TileCase{BucketSorter::kBitonic, 8192, 0}),
                          TileCaseName);
 
+TEST_F(OptimizedKernels, SortBucketsReducesTheBucketsOfAnOversizedPlan) {
+  // Level 0 over every tile's bound: all its buckets go on, each around the segment's mean (here
+  // 300000 keys, over kBlockMinMaxKeys), and the sort step reduces their min and max; a bucket
+  // over twice the mean is a cluster, listed unreduced.
+  const std::vector<std::uint32_t> lens = {300000, 290000, 310000, 250000, 800001};
+  static_assert(300000 > optimized::kBlockMinMaxKeys);
+  const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
+  const std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
+  const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(lens);
+  BucketLevel level(lens, (total + optimized::kChunk - 1) / optimized::kChunk);
+  DeviceBuffer<std::uint32_t> d_starts(starts), d_part(keys), d_out(total), d_count(1);
+  DeviceBuffer<optimized::Span> d_list(lens.size());
+  d_count.FillBytes(0);
+  d_list.FillBytes(0);
+  const optimized::Level lv = level.level();
+  const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};
+  optimized::SortBuckets(lv, b, d_starts.data(),
+                         {d_list.data(), d_count.data(), static_cast<std::uint32_t>(lens.size())},
+                         optimized::SpanList{}, BucketSorter::kCounting, 16384, 0,
+                         level.seg.buckets, nullptr);
+  ASSERT_EQ(d_count.ToHost()[0], lens.size());
+  std::vector<optimized::Span> got = d_list.ToHost();
+  std::sort(got.begin(), got.end(), [](const auto& x, const auto& y) { return x.begin < y.begin; });
+  for (std::size_t k = 0; k < lens.size(); ++k) {
+    SCOPED_TRACE("bucket " + std::to_string(k));
+    EXPECT_EQ(got[k].begin, starts[k]);
+    EXPECT_EQ(got[k].len, lens[k]);
+    const auto [lo, hi] =
+        std::minmax_element(keys.begin() + starts[k], keys.begin() + starts[k] + lens[k]);
+    const bool cluster = 2 * std::uint64_t{total} < std::uint64_t{lens[k]} * lens.size();
+    EXPECT_EQ(cluster, k + 1 == lens.size());
+    EXPECT_EQ(got[k].range.min, cluster ? 0xFFFFFFFFu : *lo);
+    EXPECT_EQ(got[k].range.max, cluster ? 0u : *hi);
+  }
+}
+
 TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
   // Spans as a level's sort step lists them (any order): reduced ones and an unreduced one.
   const std::vector<optimized::Span> spans = {
@@ -372,9 +456,18 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
   d_segs.FillBytes(0xFF);
   DeviceBuffer<optimized::LevelState> d_state(1);
   d_state.FillBytes(0);
+  // The planned level's bucket totals are zeroed, and only they.
+  DeviceBuffer<std::uint32_t> d_totals(257);
+  d_totals.FillBytes(0xFF);
+  const auto zeroed = [&] {
+    const std::vector<std::uint32_t> t = d_totals.ToHost();
+    return static_cast<std::uint32_t>(std::find(t.begin(), t.end(), 0xFFFFFFFFu) - t.begin());
+  };
   optimized::PlanParams params;
   params.target = 35500;
   params.matrix_capacity = 1u << 20;
+  params.bucket_capacity = 256;
+  params.totals = d_totals.data();
   params.max_segments = 8;
   params.first = true;
   optimized::PlanLevel({d_spans.data(), d_count.data(), 8}, d_segs.data(), d_state.data(), params,
@@ -407,6 +500,7 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
   EXPECT_EQ(st.chunks, chunks);
   EXPECT_EQ(st.buckets, buckets);
   EXPECT_EQ(st.matrix, matrix);
+  EXPECT_EQ(zeroed(), buckets);
 
   // The next level from the same spans: at least kMinDeepBuckets buckets each.
   d_count.CopyFromHost(&n_spans, 1);
@@ -415,6 +509,8 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
                        nullptr);
   EXPECT_EQ(d_state.ToHost()[0].level, 2u);
   EXPECT_EQ(d_segs.ToHost()[2].buckets, optimized::kMinDeepBuckets);
+  EXPECT_EQ(zeroed(), d_state.ToHost()[0].buckets);
+  EXPECT_EQ(d_state.ToHost()[0].buckets, 3 * optimized::kMinDeepBuckets);
   // Past kMaxSampledLevel every segment has equal-width buckets over its range.
   static_assert(optimized::kMaxSampledLevel == 1);
   EXPECT_EQ(d_segs.ToHost()[1].sampled, 0u);
@@ -434,7 +530,17 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
   optimized::PlanLevel({d_spans.data(), d_count.data(), 8}, d_segs.data(), d_state.data(), params,
                        nullptr);
   EXPECT_EQ(d_state.ToHost()[0].num_segments, 0u);
-  EXPECT_NE(d_state.ToHost()[0].error, 0u);
+  EXPECT_EQ(d_state.ToHost()[0].error, optimized::kErrorTooLarge);
+  // Over the bucket totals' bound: the same, and the totals are left alone.
+  params.matrix_capacity = 1u << 20;
+  params.bucket_capacity = buckets - 1;
+  d_totals.FillBytes(0xFF);
+  d_count.CopyFromHost(&n_spans, 1);
+  optimized::PlanLevel({d_spans.data(), d_count.data(), 8}, d_segs.data(), d_state.data(), params,
+                       nullptr);
+  EXPECT_EQ(d_state.ToHost()[0].num_segments, 0u);
+  EXPECT_EQ(d_state.ToHost()[0].error, optimized::kErrorTooLarge);
+  EXPECT_EQ(zeroed(), 0u);
 }
 
 TEST_F(OptimizedKernels, SurveyReducesOnlyMarkedSegments) {
@@ -565,8 +671,9 @@ TEST_F(OptimizedKernels, SurveyCoreOfEqualKeysIsOneValue) {
 }
 
 TEST_F(OptimizedKernels, HistogramAndPartitionFollowTheCore) {
-  // One sampled segment at level 1 with a core that leaves keys on both sides: the matrix counts
-  // keys per CoreMap bucket, and the partition leaves each bucket's keys contiguous in order.
+  // One sampled segment at level 1 with a core that leaves keys on both sides: the matrix and the
+  // totals count keys per CoreMap bucket, and the partition leaves each bucket's keys contiguous
+  // in order.
   const std::vector<std::uint32_t> keys = Keys(70001, Distribution::kSkewed);
   const std::uint32_t h = 37;
   const std::vector<std::uint32_t> sorted = Sorted(keys);
@@ -582,45 +689,34 @@ TEST_F(OptimizedKernels, HistogramAndPartitionFollowTheCore) {
   st.level = 1;  // reads `part`, partitions to `out`
   st.num_segments = 1;
   st.chunks = seg.chunks;
+  st.buckets = h;
   st.matrix = h * seg.chunks;
   DeviceBuffer<optimized::Segment> d_segs(1);
   d_segs.CopyFromHost(&seg, 1);
   DeviceBuffer<optimized::LevelState> d_state(1);
   d_state.CopyFromHost(&st, 1);
-  DeviceBuffer<std::uint32_t> d_part(keys), d_out(keys.size()), d_matrix(st.matrix);
+  DeviceBuffer<std::uint32_t> d_part(keys), d_out(keys.size()), d_matrix(st.matrix), d_totals(h),
+      d_starts(h);
+  d_totals.FillBytes(0);
   const optimized::Level lv{d_segs.data(), d_state.data(), true};
   const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};
-  optimized::Histogram(lv, b, d_matrix.data(), 0, nullptr);
-  std::vector<std::uint32_t> matrix = d_matrix.ToHost();
-  std::vector<std::size_t> want(h, 0);
-  for (std::uint32_t c = 0; c < seg.chunks; ++c) {
-    const std::size_t end = std::min<std::size_t>(keys.size(), (c + 1) * optimized::kChunk);
-    const std::vector<std::uint32_t> chunk(keys.begin() + c * optimized::kChunk,
-                                           keys.begin() + end);
-    const std::vector<std::size_t> sizes = BucketSizes(chunk, map, h);
-    for (std::uint32_t k = 0; k < h; ++k) {
-      ASSERT_EQ(matrix[k * seg.chunks + c], sizes[k]) << "bucket " << k << " chunk " << c;
-      want[k] += sizes[k];
-    }
-  }
-  EXPECT_GT(want.front(), 0u);
-  EXPECT_GT(want.back(), 0u);
-  std::vector<std::uint32_t> scanned(matrix.size());
-  std::exclusive_scan(matrix.begin(), matrix.end(), scanned.begin(), 0u);
-  d_matrix.CopyFromHost(scanned);
+  const optimized::Counts counts{d_matrix.data(), d_totals.data(), d_starts.data()};
+  optimized::Histogram(lv, b, counts, 0, nullptr);
+  std::vector<std::uint32_t> got = d_matrix.ToHost();
+  const std::vector<std::uint32_t> totals = d_totals.ToHost();
+  got.insert(got.end(), totals.begin(), totals.end());
+  ASSERT_EQ(got, CpuCounts(keys, map, h));
+  EXPECT_GT(totals.front(), 0u);
+  EXPECT_GT(totals.back(), 0u);
+  const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(totals);
+  d_starts.CopyFromHost(starts);
   for (const optimized::PartitionPath path : kPartitionPaths) {
     SCOPED_TRACE(PathName(path));
     d_out.FillBytes(0xFF);
-    optimized::Partition(lv, b, d_matrix.data(), path, 0, nullptr);
-    const std::vector<std::uint32_t> out = d_out.ToHost();
-    std::size_t begin = 0;
-    for (std::uint32_t k = 0; k < h; ++k) {
-      for (std::size_t i = begin; i < begin + want[k]; ++i) {
-        ASSERT_EQ(map(out[i]), k) << "key " << out[i] << " at " << i;
-      }
-      begin += want[k];
-    }
-    EXPECT_EQ(Sorted(out), sorted) << "the partition is a permutation";
+    d_totals.CopyFromHost(totals);
+    optimized::Partition(lv, b, counts, path, 0, nullptr);
+    ExpectBuckets(keys, map, h, starts, d_out.ToHost());
+    EXPECT_EQ(d_totals.ToHost(), std::vector<std::uint32_t>(h, 0));
   }
 }
 
@@ -1104,6 +1200,8 @@ TEST_F(OptimizedWorkspace, ErrorsReachTheCaller) {
   optimized::PlanParams params;
   params.target = 3700;
   params.matrix_capacity = ws.matrix_capacity();
+  params.bucket_capacity = ws.bucket_capacity();
+  params.totals = ws.totals.data();
   params.max_segments = 1;
   params.first = true;
   optimized::PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), params, nullptr);
@@ -1115,13 +1213,15 @@ TEST_F(OptimizedWorkspace, ErrorsReachTheCaller) {
 }
 
 TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
-  // A workspace sized for far more keys than the sort: each deeper level scans its own matrix
-  // entries, so a poisoned remainder of the buffer changes nothing (the scan never reads it).
+  // A workspace sized for far more keys than the sort, its matrix and bucket totals poisoned:
+  // each level zeroes the totals it adds to and scans only those, and reads only the matrix
+  // entries its histogram wrote, so the poison changes nothing.
   const std::vector<std::uint32_t> keys = Keys(1000003, Distribution::kSkewed);
   optimized::Options equal;  // equal widths at level 0: the skewed cluster goes deeper
   equal.sample_first = false;
   optimized::Workspace ws(64u << 20, equal);
   ws.matrix.FillBytes(0xFF);
+  ws.totals.FillBytes(0xFF);
   DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
   out.FillBytes(0xFF);
   optimized::Sort(in.data(), out.data(), keys.size(), ws, nullptr);
@@ -1130,9 +1230,11 @@ TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
   EXPECT_EQ(out.ToHost(), Sorted(keys));
   // Past the deepest level's entries the buffer is as the poison left it.
   const optimized::LevelState st = ws.ReadState(nullptr);
-  std::vector<std::uint32_t> matrix = ws.matrix.ToHost();
+  std::vector<std::uint32_t> matrix = ws.matrix.ToHost(), totals = ws.totals.ToHost();
   EXPECT_EQ(matrix.back(), 0xFFFFFFFFu);
   EXPECT_LT(st.matrix, matrix.size());
+  EXPECT_EQ(totals.back(), 0xFFFFFFFFu);
+  EXPECT_LT(st.buckets, totals.size());
 }
 
 TEST_F(OptimizedWorkspace, BackToBackSortsWithoutSynchronisation) {
@@ -1199,7 +1301,8 @@ TEST(SortLargest, TwoTo32MinusOneKeys) {
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   const std::size_t need =
       3 * n * sizeof(std::uint32_t) +
-      optimized::MatrixCapacity(n, BucketSorter::kCounting, staged::PlanningLimits()) *
+      (optimized::MatrixCapacity(n, BucketSorter::kCounting, staged::PlanningLimits()) +
+       optimized::BucketCapacity(n)) *
           sizeof(std::uint32_t) +
       (std::size_t{2} << 30);
   if (free_bytes < need) {

@@ -60,8 +60,9 @@ __device__ std::uint32_t DeeperBuckets(std::uint32_t len, std::uint32_t target,
 /**
  * @brief Plans the next level from the previous one's oversized buckets: one segment per span,
  *        with its buckets (`DeeperBuckets`), chunks and the prefix sums that place its chunks,
- *        buckets and matrix entries among the level's; resets the level's work queue and the
- *        span list; in a graph, sets the loop's condition to "this level has segments".
+ *        buckets and matrix entries among the level's; zeroes the level's bucket totals; resets
+ *        the level's work queue and the span list; in a graph, sets the loop's condition to
+ *        "this level has segments".
  * @par Launch configuration
  * One block of 1024 threads; static shared memory 32 words of each scan type.
  * @param[in] spans the previous level's oversized buckets
@@ -123,7 +124,15 @@ __global__ void __launch_bounds__(1024)
       buckets += bucket_total;
       matrix += matrix_total;
     }
-    if (matrix > params.matrix_capacity) failed = kErrorTooLarge;  // uniform: same totals
+    // Uniform: every thread has the same totals.
+    if (matrix > params.matrix_capacity || buckets > params.bucket_capacity) {
+      failed = kErrorTooLarge;
+    }
+  }
+  // The planned level's histogram adds to its bucket totals. (The last level's partition took
+  // them back to zero already, unless it stopped short; this does not rely on it.)
+  if (!failed) {
+    for (std::uint32_t i = threadIdx.x; i < buckets; i += blockDim.x) params.totals[i] = 0;
   }
   __syncthreads();  // every thread has read *span_count and state->level
   if (threadIdx.x == 0) {
@@ -219,10 +228,12 @@ void SurveySegments(const Level& lv, const Buffers& b, Segment* segments, cudaSt
 
 namespace {
 /// `PlanLevel`'s parameters for this workspace.
-PlanParams ParamsFor(const Workspace& ws, bool first) {
+PlanParams ParamsFor(Workspace& ws, bool first) {
   PlanParams p;
   p.target = DeeperTile(ws.options().sorter, ws.limits()).target;
   p.matrix_capacity = ws.matrix_capacity();
+  p.bucket_capacity = ws.bucket_capacity();
+  p.totals = ws.totals.data();
   p.max_segments = ws.span_capacity();
   p.first = first;
   return p;
@@ -236,15 +247,16 @@ void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& param
   const BucketSorter sorter = ws.options().sorter;
   const std::uint32_t overflow_keys = OverflowTile(sorter, ws.limits()).keys;
   SurveySegments(lv, b, ws.segments.data(), stream);
-  Histogram(lv, b, ws.matrix.data(), 0, stream);
-  // Only the device knows this level's matrix size: the scan reads it there, so it covers the
-  // level's entries, not the whole buffer.
-  const std::uint32_t* entries = &ws.state.data()->matrix;
+  const Counts hist = ws.counts();
+  Histogram(lv, b, hist, 0, stream);
+  // Only the device knows this level's bucket count: the scan reads it there, so it covers the
+  // level's totals, not the whole buffer.
+  const std::uint32_t* entries = &ws.state.data()->buckets;
   ch02::optimized::ExclusiveScanDeviceCount<std::uint32_t>(
-      ws.matrix.data(), ws.matrix.data(), ws.matrix_capacity(), entries, ws.scan_temp.data(),
+      hist.totals, hist.starts, ws.bucket_capacity(), entries, ws.scan_temp.data(),
       ws.scan_temp.size(), stream);
-  Partition(lv, b, ws.matrix.data(), ws.partition(), 0, stream);
-  SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), ws.Overflow(), sorter,
+  Partition(lv, b, hist, ws.partition(), 0, stream);
+  SortBuckets(lv, b, hist.starts, ws.Spans(), ws.Overflow(), sorter,
               DeeperTile(sorter, ws.limits()).keys, overflow_keys, 0, stream);
   SortOverflow(lv, b, ws.Overflow(), sorter, overflow_keys, stream);
   PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), params, stream);

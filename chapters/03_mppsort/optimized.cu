@@ -441,8 +441,9 @@ __device__ void PublishFirstMap(const Level& lv, const FirstMap& map, const std:
 // ------------------------------------------------------------------ step 1: histograms
 
 /**
- * @brief Step 1: for each chunk of the level, counts its keys per arithmetic bucket of its
- *        segment in shared memory and writes the chunk's column of the bucket-major matrix.
+ * @brief Step 1: for each chunk of the level, counts its keys per bucket of its segment in
+ *        shared memory, writes the counts to the chunk's row of the chunk-major matrix and adds
+ *        them to the level's bucket totals (`Counts`).
  *
  * A block handles chunks blockIdx.x, blockIdx.x + gridDim.x, ..., each in passes of kChunkPass
  * keys, and issues the next pass's loads before it counts the current one, so that they land
@@ -453,12 +454,14 @@ __device__ void PublishFirstMap(const Level& lv, const FirstMap& map, const std:
  * up to 64 registers), at most one per chunk; static shared memory kMaxBuckets words.
  * @param[in] lv the level
  * @param[in] b the sort's arrays
- * @param[out] matrix entry matrix_base + bucket * chunks + local = keys of the bucket in the
- *             chunk (all-equal segments are skipped: their partition is a copy)
- * Reads 4 bytes per key; writes 4 * buckets bytes per chunk.
+ * @param[in,out] hist the matrix (entry matrix_base + local * buckets + bucket: keys of the
+ *                 bucket in the chunk) and the bucket totals (all-equal segments are skipped:
+ *                 their partition is a copy)
+ * Reads 4 bytes per key; writes 4 * buckets bytes per chunk, coalesced, and adds as many to the
+ * totals.
  */
 __global__ void __launch_bounds__(kChunkThreads, 1)
-    HistogramKernel(Level lv, Buffers b, std::uint32_t* matrix) {
+    HistogramKernel(Level lv, Buffers b, Counts hist) {
   __shared__ alignas(16) std::uint32_t counts[kMaxBuckets];
   __shared__ FirstMapShared first;
   const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
@@ -502,9 +505,14 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
         }
       }
       __syncthreads();                                 // all keys counted
-      PrefetchChunk(lv, keys, item + gridDim.x, key);  // in flight under the column writes
+      PrefetchChunk(lv, keys, item + gridDim.x, key);  // in flight under the row's stores
+      // The chunk's row: consecutive threads store consecutive words, and add to consecutive
+      // totals (atomics whose result is not waited for).
+      std::uint32_t* row = hist.matrix + seg.matrix_base + c.local * seg.buckets;
       for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
-        matrix[seg.matrix_base + k * seg.chunks + c.local] = counts[k];
+        const std::uint32_t count = counts[k];
+        row[k] = count;
+        if (count != 0) atomicAdd(&hist.totals[seg.bucket_base + k], count);
       }
       __syncthreads();  // counters read before the next chunk zeroes them
     } else {
@@ -515,8 +523,8 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
   // snippet-end: ch03-opt-histogram
 }
 
-// ------------------------------------------------------- steps 2 and 3: scan of the matrix
-// Chapter 02's `ch02::optimized::ExclusiveScan` over the bucket-major matrix, called by `Sort`.
+// ------------------------------------------------- steps 2 and 3: scan of the bucket totals
+// Chapter 02's `ch02::optimized::ExclusiveScan` over the level's bucket totals, called by `Sort`.
 
 // ------------------------------------------------------------------ step 4: partition
 
@@ -533,14 +541,33 @@ __device__ __forceinline__ void CopyFinalChunk(const std::uint32_t* keys, const 
   }
 }
 
+/// Takes chunk @p c's run of bucket @p k of @p seg out of the bucket's total: the total, less the
+/// chunk's count, before the subtraction is the run's offset within the bucket (the runs of a
+/// bucket fill it from its end down, in the order they are taken). A chunk without keys of the
+/// bucket takes nothing.
+/// @param[in,out] hist the level's matrix, totals and starts
+/// @param[in] seg the chunk's segment
+/// @param[in] c the chunk
+/// @param[in] k bucket of the segment
+/// @return where the run starts in the level's target
+__device__ __forceinline__ std::uint32_t TakeRun(const Counts& hist, const Segment& seg,
+                                                 const ChunkView& c, std::uint32_t k) {
+  const std::uint32_t count = hist.matrix[seg.matrix_base + c.local * seg.buckets + k];
+  const std::uint32_t start = BucketStart(hist.starts, seg, k);
+  return count == 0 ? start : start + atomicSub(&hist.totals[seg.bucket_base + k], count) - count;
+}
+
 /**
  * @brief Step 4: for each chunk, in passes of kChunkPass keys, ranks a pass's keys by bucket in
  *        shared memory (a block-local counting sort), then writes the ranked tile out so that
  *        consecutive threads store consecutive addresses of one bucket's run.
  *
- * The chunk's run of bucket k starts at cursor[k] = segment.begin + scanned[matrix_base +
- * k * chunks + local] - scanned[matrix_base], read once per chunk into the registers of the
- * thread that owns bucket k. Key i of a pass's ranked tile belongs to bucket k and goes to
+ * The chunk takes its run of each bucket k once, before its first pass: its count of k (its
+ * row of the matrix) subtracted atomically from k's total leaves the run's offset within the
+ * bucket, so the run starts at cursor[k] = `BucketStart` of k plus that offset, kept in the
+ * registers of the thread that owns bucket k. Runs taken at about the same time sit side by
+ * side in each bucket, and are written at about the same time: the pieces of a sector that two
+ * blocks' runs share meet in L2. Key i of a pass's ranked tile belongs to bucket k and goes to
  * cursor[k] + i - local_start[k]; once every key sits in the tile, each counter is turned from
  * its bucket's local start into that run base in place, so one word per bucket serves both, and
  * the cursor moves past the pass's keys of bucket k for the next pass. A chunk of an all-equal
@@ -554,11 +581,10 @@ __device__ __forceinline__ void CopyFinalChunk(const std::uint32_t* keys, const 
  * 99 KiB a block may have on sm_86, sm_89 and sm_120; `PartitionPath::kRankTile`).
  * @param[in] lv the level
  * @param[in] b the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
- * @param[in] scanned exclusive scan of the level's matrix
+ * @param[in,out] hist the level's matrix, bucket totals (zero on return) and starts
  * Reads and writes 4 bytes per key.
  */
-__global__ void __launch_bounds__(kChunkThreads)
-    PartitionKernel(Level lv, Buffers b, const std::uint32_t* scanned) {
+__global__ void __launch_bounds__(kChunkThreads) PartitionKernel(Level lv, Buffers b, Counts hist) {
   extern __shared__ uint4 smem_partition[];
   auto* tile = reinterpret_cast<std::uint32_t*>(smem_partition);
   std::uint32_t* counts = tile + kChunkPass;  // local starts, then run bases
@@ -580,17 +606,14 @@ __global__ void __launch_bounds__(kChunkThreads)
     // snippet-begin: ch03-opt-partition-rank
     if (!loaded) LoadPass(keys, c, 0, key);  // coalesced; in flight while the cursors load
     WithBucketMap(seg, counts, [&](const auto& bucket) {
-      // The chunk's column of the scanned matrix, read once per chunk: where the chunk's run of
-      // each of this thread's buckets starts in the output. The cursors carry over from pass to
-      // pass (one strided load per bucket, all of a thread's in flight at once).
-      const std::uint32_t first = scanned[seg.matrix_base];
+      // The chunk's runs, taken once per chunk: where the chunk's run of each of this thread's
+      // buckets starts in the output. The cursors carry over from pass to pass (coalesced loads
+      // and atomics, all of a thread's in flight at once).
       std::uint32_t cursor[kBucketsPerThread];
 #pragma unroll
       for (int u = 0; u < kBucketsPerThread; ++u) {
         const std::uint32_t k = u * kChunkThreads + threadIdx.x;
-        if (k < seg.buckets) {
-          cursor[u] = seg.begin + (scanned[seg.matrix_base + k * seg.chunks + c.local] - first);
-        }
+        if (k < seg.buckets) cursor[u] = TakeRun(hist, seg, c, k);
       }
       const std::uint32_t passes = PassesOf(c);
       for (std::uint32_t pass = 0; pass < passes; ++pass) {
@@ -664,8 +687,8 @@ __global__ void __launch_bounds__(kChunkThreads)
  *        for each chunk, every key takes the next slot of its bucket's run from a cursor in
  *        shared memory (one shared atomic per key) and is stored there directly.
  *
- * Cursor k starts at the chunk's run of bucket k, segment.begin +
- * scanned[matrix_base + k * chunks + local] - scanned[matrix_base]; the run holds exactly the
+ * Cursor k starts at the chunk's run of bucket k (`TakeRun`, as in `PartitionKernel`); the run
+ * holds exactly the
  * chunk's keys of bucket k (the histogram counted them), so the atomics hand out its slots and
  * no more. The stores scatter within the runs instead of forming coalesced ones, and the keys
  * of a bucket land in no particular order (the sort step orders them). A chunk of an all-equal
@@ -675,11 +698,11 @@ __global__ void __launch_bounds__(kChunkThreads)
  * kMaxBuckets words (32 KiB: any GPU of sm_75 or newer, no opt-in).
  * @param[in] lv the level
  * @param[in] b the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
- * @param[in] scanned exclusive scan of the level's matrix
+ * @param[in,out] hist the level's matrix, bucket totals (zero on return) and starts
  * Reads and writes 4 bytes per key.
  */
 __global__ void __launch_bounds__(kChunkThreads)
-    PartitionScatterKernel(Level lv, Buffers b, const std::uint32_t* scanned) {
+    PartitionScatterKernel(Level lv, Buffers b, Counts hist) {
   __shared__ std::uint32_t cursor[kMaxBuckets];
   const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
   const std::uint32_t chunks = lv.state->chunks;
@@ -696,9 +719,8 @@ __global__ void __launch_bounds__(kChunkThreads)
     // snippet-begin: ch03-opt-partition-scatter
     std::uint32_t key[kChunkKeysPerThread];
     LoadPass(keys, c, 0, key);  // all of a thread's loads in flight while the cursors are set
-    const std::uint32_t first = scanned[seg.matrix_base];
     for (std::uint32_t k = threadIdx.x; k < seg.buckets; k += blockDim.x) {
-      cursor[k] = seg.begin + (scanned[seg.matrix_base + k * seg.chunks + c.local] - first);
+      cursor[k] = TakeRun(hist, seg, c, k);
     }
     __syncthreads();  // cursors set
     WithBucketMap(seg, cursor, [&](const auto& bucket) {
@@ -739,8 +761,8 @@ __device__ void AppendSpan(const SpanList& list, LevelState* state, const Span& 
  * @brief Step 5: for each bucket of the level, sorts it on chip with `Sorter` from where the
  *        partition put it into `out`; lists it for the next level when it is over the tile.
  *
- * Bucket k of a segment is [begin, end) from the scanned matrix (its column 0, the next
- * bucket's column 0). Over Sorter::kKeys keys and up to kBlockMinMaxKeys, the block reduces its
+ * Bucket k of a segment is [begin, end) from the scanned bucket totals (`BucketStart` of k and
+ * of k + 1). Over Sorter::kKeys keys and where `BlockReduces`, the block reduces its
  * min and max (16 loads in flight per thread) and lists it with them, or copies it to `out` when
  * they are equal; longer buckets are listed unreduced. Segments with min == max were already
  * written by the partition.
@@ -751,7 +773,7 @@ __device__ void AppendSpan(const SpanList& list, LevelState* state, const Span& 
  * @tparam Sorter `RadixTile<...>` or `BitonicTile<...>`
  * @param[in] lv the level
  * @param[in] b the sort's arrays (reads `LevelTarget`, writes `out`)
- * @param[in] scanned exclusive scan of the level's matrix
+ * @param[in] starts the level's scanned bucket totals
  * @param[in] list where oversized buckets go
  * @param[in] overflow where buckets of (Sorter::kKeys, overflow_keys] go (capacity 0: none)
  * @param[in] overflow_keys the overflow tile (`OverflowTile`), or 0
@@ -759,7 +781,7 @@ __device__ void AppendSpan(const SpanList& list, LevelState* state, const Span& 
  */
 template <class Sorter>
 __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
-    SortBucketsKernel(Level lv, Buffers b, const std::uint32_t* scanned, SpanList list,
+    SortBucketsKernel(Level lv, Buffers b, const std::uint32_t* starts, SpanList list,
                       SpanList overflow, std::uint32_t overflow_keys) {
   extern __shared__ uint4 smem_sort[];
   auto& sh = *reinterpret_cast<typename Sorter::Shared*>(smem_sort);
@@ -772,12 +794,11 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
     const std::uint32_t s = FindSegment(lv.segments, num, item, &Segment::bucket_base);
     const Segment seg = lv.segments[s];
     if (seg.range.min == seg.range.max) continue;  // the partition wrote it to out
-    const std::uint32_t k = item - seg.bucket_base, first = scanned[seg.matrix_base];
+    const std::uint32_t k = item - seg.bucket_base;
     if (seg.sampled == kSplitters && SplitterMap::Final(k)) continue;  // the partition wrote it
-    const std::uint32_t begin = seg.begin + (scanned[seg.matrix_base + k * seg.chunks] - first);
+    const std::uint32_t begin = BucketStart(starts, seg, k);
     const std::uint32_t end =
-        k + 1 < seg.buckets ? seg.begin + (scanned[seg.matrix_base + (k + 1) * seg.chunks] - first)
-                            : seg.begin + seg.len;
+        k + 1 < seg.buckets ? BucketStart(starts, seg, k + 1) : seg.begin + seg.len;
     const std::uint32_t len = end - begin;
     if (len == 0) continue;
     if (len > Sorter::kKeys && len <= overflow_keys) {
@@ -786,8 +807,9 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
       continue;
     }
     // snippet-begin: ch03-opt-oversized-reduce
-    if (len > kBlockMinMaxKeys) {
-      // One block would take long over it: SurveySegmentsKernel reduces it at the next level.
+    if (!BlockReduces(len, seg.len, seg.buckets)) {
+      // A skewed cluster, which one block would take long over: SurveySegmentsKernel reduces it
+      // at the next level.
       if (threadIdx.x == 0) AppendSpan(list, lv.state, Span{begin, len, {UINT_MAX, 0}});
       continue;
     }
@@ -873,7 +895,7 @@ unsigned GridFor(const Level& lv, const void* kernel, int threads, std::size_t s
 }
 
 template <class Sorter>
-void LaunchSortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
+void LaunchSortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* starts,
                        const SpanList& list, const SpanList& overflow, std::uint32_t overflow_keys,
                        std::uint32_t items, cudaStream_t stream) {
   const auto kernel = SortBucketsKernel<Sorter>;
@@ -884,7 +906,7 @@ void LaunchSortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* s
   const unsigned grid =
       GridFor(lv, reinterpret_cast<const void*>(kernel), Sorter::kThreads, kSmem, items);
   if (grid == 0) return;
-  kernel<<<grid, Sorter::kThreads, kSmem, stream>>>(lv, b, scanned, list, overflow, overflow_keys);
+  kernel<<<grid, Sorter::kThreads, kSmem, stream>>>(lv, b, starts, list, overflow, overflow_keys);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -906,18 +928,18 @@ static_assert(kPartitionDynamicBytes + 4 * kBlockScanScratch <= kPartitionShared
               "plan.hpp's kPartitionSharedBytes bounds the rank-tile partition's block");
 }  // namespace
 
-void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
+void Histogram(const Level& lv, const Buffers& b, const Counts& hist, std::uint32_t items,
                cudaStream_t stream) {
   const auto* kernel = reinterpret_cast<const void*>(HistogramKernel);
   if (!lv.dynamic && items == 0) return;
   // Always a resident grid: a block's later chunks are what its loads overlap with.
   const unsigned grid = lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, 0)
                                    : staged::ResidentGrid(kernel, kChunkThreads, 0, items, 1);
-  HistogramKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, matrix);
+  HistogramKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, hist);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, PartitionPath path,
+void Partition(const Level& lv, const Buffers& b, const Counts& hist, PartitionPath path,
                std::uint32_t items, cudaStream_t stream) {
   if (!lv.dynamic && items == 0) return;
   const bool rank = path == PartitionPath::kRankTile;
@@ -929,14 +951,14 @@ void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, 
   const unsigned grid = lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, smem)
                                    : staged::ResidentGrid(kernel, kChunkThreads, smem, items, 1);
   if (rank) {
-    PartitionKernel<<<grid, kChunkThreads, smem, stream>>>(lv, b, scanned);
+    PartitionKernel<<<grid, kChunkThreads, smem, stream>>>(lv, b, hist);
   } else {
-    PartitionScatterKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, scanned);
+    PartitionScatterKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, hist);
   }
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
+void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* starts,
                  const SpanList& list, const SpanList& overflow, BucketSorter sorter,
                  std::uint32_t tile_keys, std::uint32_t overflow_keys, std::uint32_t items,
                  cudaStream_t stream) {
@@ -946,7 +968,7 @@ void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned
                                 std::to_string(tile_keys) + " keys (see OverflowTile)");
   }
   const auto launch = [&](auto tile) {
-    LaunchSortBuckets<decltype(tile)>(lv, b, scanned, list, overflow, overflow_keys, items, stream);
+    LaunchSortBuckets<decltype(tile)>(lv, b, starts, list, overflow, overflow_keys, items, stream);
   };
   if (sorter == BucketSorter::kCounting && tile_keys == 4096) {
     launch(CountingTile<4096>{});
@@ -1009,19 +1031,22 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
     auto* range = reinterpret_cast<ch01::MinMaxPair<std::uint32_t>*>(ws.FirstRange());
     ch01::optimized::MinMax(d_in, n, range, ws.minmax_temp.data(), ws.minmax_temp.size(), stream);
   });
-  timed(Stage::kHistogram, [&] { Histogram(lv, b, ws.matrix.data(), plan.chunks, stream); });
+  const Counts hist = ws.counts();
+  timed(Stage::kHistogram, [&] {
+    CUDA_CHECK(cudaMemsetAsync(hist.totals, 0, 4 * std::size_t{plan.bucket_bound}, stream));
+    Histogram(lv, b, hist, plan.chunks, stream);
+  });
   timed(Stage::kScan, [&] {
-    // The map's choice sets the matrix size on the device: the scan reads it there.
-    const std::uint32_t* entries = &ws.first_state.data()->matrix;
+    // The map's choice sets the bucket count on the device: the scan reads it there.
+    const std::uint32_t* entries = &ws.first_state.data()->buckets;
     ch02::optimized::ExclusiveScanDeviceCount<std::uint32_t>(
-        ws.matrix.data(), ws.matrix.data(), plan.matrix_bound, entries, ws.scan_temp.data(),
+        hist.totals, hist.starts, plan.bucket_bound, entries, ws.scan_temp.data(),
         ws.scan_temp.size(), stream);
   });
-  timed(Stage::kPartition,
-        [&] { Partition(lv, b, ws.matrix.data(), ws.partition(), plan.chunks, stream); });
+  timed(Stage::kPartition, [&] { Partition(lv, b, hist, ws.partition(), plan.chunks, stream); });
   timed(Stage::kSort, [&] {
-    SortBuckets(lv, b, ws.matrix.data(), ws.Spans(), SpanList{}, ws.options().sorter,
-                plan.tile.keys, 0, plan.buckets, stream);
+    SortBuckets(lv, b, hist.starts, ws.Spans(), SpanList{}, ws.options().sorter, plan.tile.keys, 0,
+                plan.buckets, stream);
   });
   timed(Stage::kDeeper, [&] { RunDeeperLevels(ws, b, stream); });
   // snippet-end: ch03-opt-sort

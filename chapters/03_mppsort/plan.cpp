@@ -47,7 +47,7 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter,
   const int count = static_cast<int>(tiles.size());
   FirstLevelPlan plan;
   plan.tile = tiles[count - 1];
-  plan.buckets = kMaxDeeperBuckets;  // unless one level holds n:
+  plan.buckets = kOversizedFirstBuckets;  // unless one level holds n:
   int pick = -1;
   for (int i = 0; i < count; ++i) {
     if (n > std::uint64_t{kMaxBuckets} * tiles[i].target) continue;  // too many buckets
@@ -62,9 +62,8 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter,
   plan.chunks = static_cast<std::uint32_t>((n + kChunk - 1) / kChunk);
   plan.matrix = std::uint64_t{plan.buckets} * plan.chunks;
   plan.max_buckets = std::min(2 * plan.buckets, kMaxBuckets);
-  plan.matrix_bound =
-      std::max<std::uint64_t>({plan.buckets, 2 * kMaxFewValues + 1, plan.max_buckets}) *
-      std::uint64_t{plan.chunks};
+  plan.bucket_bound = std::max({plan.buckets, 2 * kMaxFewValues + 1, plan.max_buckets});
+  plan.matrix_bound = std::uint64_t{plan.bucket_bound} * plan.chunks;
   return plan;
 }
 // snippet-end: ch03-plan-first-level
@@ -94,6 +93,14 @@ std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter,
     }
   }
   return std::max(first, deeper);
+}
+
+std::uint64_t BucketCapacity(std::uint64_t n) {
+  // A deeper level's segments are buckets over the smallest tile (4096 keys): at most n / 4097
+  // of them, each with at most max(kMinDeepBuckets, ceil(len / target)) <= 65 + len / target
+  // buckets. Summed: 65 n / 4097 + n / target, below n / 60 for every target of at least 3700
+  // keys. Level 0 has at most kMaxBuckets.
+  return std::max<std::uint64_t>(kMaxBuckets, n / 60 + 1);
 }
 
 std::uint32_t LevelBound(std::uint64_t range, std::uint32_t first_buckets) {

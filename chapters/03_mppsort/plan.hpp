@@ -35,17 +35,23 @@ inline constexpr int kChunkThreads = 1024;
 /// buckets of the 4096-key tile's target hold 30M keys in one level, of the 16384-key tile's
 /// 127M.
 inline constexpr std::uint32_t kMaxBuckets = 8192;
-/// Most buckets of a segment whose buckets go on to another level: level 0 when n is over every
-/// tile's one-level bound, and every deeper segment. Such buckets are split again anyway, so
-/// fewer of them cost less where the bucket count is paid (the histogram's column writes, the
-/// scan, the partition's run bases, runs of at least 8 keys per chunk), and this bound keeps the
-/// matrix of a deeper level within n / 8 + n / 32 + 4096 entries (plan.cpp).
+/// Most buckets of a deeper segment. Such buckets are split again anyway, so fewer of them cost
+/// less where the bucket count is paid (the histogram's rows, the partition's runs, at least 8
+/// keys per chunk), and this bound keeps the matrix of a deeper level within n / 8 + n / 32 +
+/// 4096 entries (plan.cpp).
 inline constexpr std::uint32_t kMaxDeeperBuckets = 2048;
+/// Buckets of level 0 when n is over every tile's one-level bound, so that every bucket goes on
+/// to level 1: a pass of the partition then writes runs of kChunkPass / 512 = 32 keys, a whole
+/// 128-byte line each, and a level-0 bucket (n / 512 keys) is split at level 1 into runs as
+/// long. More buckets would only shorten the runs: each piece of a run is a write request of
+/// its own.
+inline constexpr std::uint32_t kOversizedFirstBuckets = kChunkPass / 32;
 /// Fewest level-0 buckets the counting sorter's tile choice keeps: several per SM, so that the
 /// sort step fills the GPU.
 inline constexpr std::uint32_t kMinFirstBuckets = 512;
-/// Longest oversized bucket whose min and max the sorting block reduces itself; longer ones (a
-/// skewed cluster) are reduced by `SurveySegmentsKernel`, one block per chunk, at the next level.
+/// Longest oversized bucket whose min and max the sorting block reduces itself, unless it is
+/// within twice its segment's mean bucket (`BlockReduces`); longer ones (a skewed cluster) are
+/// reduced by `SurveySegmentsKernel`, one block per chunk, at the next level.
 inline constexpr std::uint32_t kBlockMinMaxKeys = 1u << 18;
 /// Fewest buckets of a segment from the third level on: a segment that reaches it defeated
 /// equal-width buckets twice, so each further level narrows its range at least 64-fold.
@@ -141,7 +147,7 @@ struct Segment {
   std::uint32_t chunks = 0;        ///< ceil(len / kChunk)
   std::uint32_t chunk_base = 0;    ///< first chunk of the level that is this segment's
   std::uint32_t bucket_base = 0;   ///< first bucket of the level that is this segment's
-  std::uint32_t matrix_base = 0;   ///< first entry of its buckets x chunks matrix
+  std::uint32_t matrix_base = 0;   ///< first entry of its chunks x buckets matrix
   /// How a key finds its bucket (`BucketMapKind`): equal widths over `range`, over a sampled
   /// `core`, or between sampled splitters
   std::uint32_t sampled = 0;
@@ -182,7 +188,7 @@ struct SpanList {
 enum SortError : std::uint32_t {
   kErrorListFull = 1,  ///< more oversized buckets than the span list holds
   kErrorTooDeep = 2,   ///< buckets still oversized after kMaxLevels levels
-  kErrorTooLarge = 4,  ///< a level's histogram matrix exceeded the workspace's
+  kErrorTooLarge = 4,  ///< a level's matrix or bucket totals exceeded the workspace's
 };
 
 /// What a level's kernels read about the level (device memory).
@@ -190,7 +196,7 @@ struct LevelState {
   std::uint32_t level = 0;            ///< 0 for the input, then 1, 2, ...
   std::uint32_t num_segments = 0;     ///< entries of the segment table
   std::uint32_t chunks = 0;           ///< histogram/partition work items (sum of chunks)
-  std::uint32_t buckets = 0;          ///< sort work items (sum of buckets)
+  std::uint32_t buckets = 0;          ///< sort work items, bucket totals (sum of buckets)
   std::uint32_t matrix = 0;           ///< histogram matrix entries (sum of buckets x chunks)
   std::uint32_t tile_target = 0;      ///< mean bucket size the level aimed at
   std::uint32_t minmax_segments = 0;  ///< segments whose range SurveySegmentsKernel must reduce
@@ -198,6 +204,20 @@ struct LevelState {
   std::uint32_t overflow_count = 0;   ///< buckets listed for `OverflowTile` (the overflow list)
   std::uint32_t next_overflow = 0;    ///< work queue of SortOverflowKernel
   std::uint32_t error = 0;            ///< `SortError` bits: a bound was exceeded (keys unsorted)
+};
+
+/// A level's histogram, as steps 1 to 5 share it.
+struct Counts {
+  /// The chunk-major matrix: entry matrix_base + local * buckets + b counts chunk `local`'s keys
+  /// of bucket b (step 1 writes a chunk's row with one coalesced store per bucket).
+  std::uint32_t* matrix;
+  /// One word per bucket of the level (bucket_base + b), zero before step 1, which adds each
+  /// chunk's count to it. Step 4 takes each chunk's run back out of it (an atomic subtraction,
+  /// whose old value less the count is where the run starts within the bucket), which leaves it
+  /// zero again.
+  std::uint32_t* totals;
+  /// The exclusive scan of the totals (steps 2 and 3): where each bucket starts (`BucketStart`).
+  std::uint32_t* starts;
 };
 
 /// Level 0 as the host plans it from n.
@@ -209,7 +229,9 @@ struct FirstLevelPlan {
   /// Most buckets of level 0 over a sampled core (`kCore`): min(2 h0, kMaxBuckets), room to give
   /// each value of a narrow cluster its own bucket.
   std::uint32_t max_buckets;
-  /// max(h0, 2 kMaxFewValues + 1, max_buckets) x chunks: the entries any level-0 map may use
+  /// max(h0, 2 kMaxFewValues + 1, max_buckets): the buckets any level-0 map may use
+  std::uint32_t bucket_bound;
+  /// bucket_bound x chunks: the matrix entries any level-0 map may use
   std::uint64_t matrix_bound;
 };
 
@@ -263,7 +285,7 @@ std::uint32_t FirstLevelBuckets(std::uint64_t n, std::uint32_t target);
 /// buckets: fewer bitonic layers, more blocks in flight, fewer radix passes). The counting
 /// sorter, whose work per key does not grow with the tile, takes the largest that still gives
 /// at least kMinFirstBuckets buckets (fewer buckets make the partition's runs longer), or the
-/// smallest when none does. No tile holds n: the largest, with kMaxDeeperBuckets buckets, all
+/// smallest when none does. No tile holds n: the largest, with kOversizedFirstBuckets buckets, all
 /// oversized, which go on to level 1.
 /// @param[in] n keys, >= 1
 /// @param[in] sorter the on-chip sort
@@ -277,6 +299,10 @@ FirstLevelPlan PlanFirstLevel(std::uint64_t n, BucketSorter sorter,
 /// @param[in] limits the planning limits
 std::uint64_t MatrixCapacity(std::uint64_t n, BucketSorter sorter,
                              const staged::DeviceLimits& limits);
+/// Buckets any level of a sort of at most @p n keys may have (the entries of the bucket totals:
+/// level 0's at most kMaxBuckets, or the bound of a deeper level: see plan.cpp).
+/// @param[in] n keys
+std::uint64_t BucketCapacity(std::uint64_t n);
 /// @brief The most levels a sort may use (level 0 included) for keys spanning @p range values
 ///        (max - min + 1) with @p first_buckets buckets at level 0: the planner's rule, as a
 ///        bound the tests hold every input to.

@@ -78,6 +78,29 @@ __device__ __forceinline__ std::uint32_t FindSegment(const Segment* segments, st
   return lo;
 }
 
+/// Where bucket @p k (< seg.buckets) of @p seg starts: seg.begin plus the keys of the segment's
+/// buckets before it, from the level's scanned bucket totals (relative to the segment's first
+/// entry: an all-equal segment counts no keys there, so the scan's offsets differ from begin).
+/// @param[in] starts the level's scanned bucket totals
+/// @param[in] seg the segment
+/// @param[in] k bucket of the segment
+__device__ __forceinline__ std::uint32_t BucketStart(const std::uint32_t* starts,
+                                                     const Segment& seg, std::uint32_t k) {
+  return seg.begin + (starts[seg.bucket_base + k] - starts[seg.bucket_base]);
+}
+
+/// Whether the sort step's block reduces the min and max of an oversized bucket of @p len keys
+/// itself: up to kBlockMinMaxKeys, or up to twice the mean bucket of its segment (@p seg_len
+/// keys in @p buckets: level 0 over every tile's bound, whose buckets are all oversized by plan
+/// and alike). A longer bucket is a skewed cluster, whose core the next level samples.
+/// @param[in] len keys of the bucket
+/// @param[in] seg_len keys of its segment
+/// @param[in] buckets buckets of its segment
+__host__ __device__ constexpr bool BlockReduces(std::uint32_t len, std::uint32_t seg_len,
+                                                std::uint32_t buckets) {
+  return len <= kBlockMinMaxKeys || std::uint64_t{len} * buckets <= 2 * std::uint64_t{seg_len};
+}
+
 /// The keys one histogram/partition/min-max block handles.
 struct ChunkView {
   std::uint32_t segment;  ///< segment index

@@ -22,28 +22,29 @@ namespace ch03::optimized {
 
 class Workspace;
 
-/// Step 1: the bucket-major histogram matrix of every segment that is not all-equal: entry
-/// matrix_base + b * chunks + local counts the keys of chunk `local` that fall into bucket b.
+/// Step 1: for every segment that is not all-equal, counts each chunk's keys per bucket into the
+/// chunk's row of the matrix and adds them to the level's bucket totals.
 /// @param[in] lv the level
 /// @param[in] b the sort's arrays (the level reads `LevelSource`)
-/// @param[out] matrix the level's matrix
+/// @param[in,out] counts the level's matrix (written) and bucket totals (zero on entry)
 /// @param[in] items the level's chunks (used when !lv.dynamic)
 /// @param[in] stream stream
-void Histogram(const Level& lv, const Buffers& b, std::uint32_t* matrix, std::uint32_t items,
+void Histogram(const Level& lv, const Buffers& b, const Counts& counts, std::uint32_t items,
                cudaStream_t stream);
 
-/// Step 4: moves each chunk's keys of bucket b to `LevelTarget`, into the run that starts at
-/// segment.begin + scanned[matrix_base + b * chunks + local] - scanned[matrix_base]: ranked in a
-/// shared tile and written as contiguous runs (`PartitionPath::kRankTile`), or each key to its
-/// run's next slot (`PartitionPath::kScatter`, for GPUs whose blocks cannot hold the tile). An
-/// all-equal segment (min == max) is final: it is copied to `out`.
+/// Step 4: moves each chunk's keys of bucket b to `LevelTarget`, into a run of bucket b that the
+/// chunk takes from the bucket's total (`Counts::totals`: the runs of a bucket come in the order
+/// the chunks take them, which is the order they are written in). Ranked in a shared tile and
+/// written as contiguous runs (`PartitionPath::kRankTile`), or each key to its run's next slot
+/// (`PartitionPath::kScatter`, for GPUs whose blocks cannot hold the tile). An all-equal segment
+/// (min == max) is final: it is copied to `out`.
 /// @param[in] lv the level
 /// @param[in] b the sort's arrays
-/// @param[in] scanned exclusive scan of the level's matrix
+/// @param[in,out] counts the level's matrix, bucket totals (zero on return) and starts
 /// @param[in] path the kernel (`ChoosePartition` of the planning limits)
 /// @param[in] items the level's chunks (used when !lv.dynamic)
 /// @param[in] stream stream
-void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, PartitionPath path,
+void Partition(const Level& lv, const Buffers& b, const Counts& counts, PartitionPath path,
                std::uint32_t items, cudaStream_t stream);
 
 /// Step 5: sorts every bucket of at most `tile.keys` keys on chip from `LevelTarget` into `out`;
@@ -53,7 +54,7 @@ void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, 
 /// when longer.
 /// @param[in] lv the level
 /// @param[in] b the sort's arrays
-/// @param[in] scanned exclusive scan of the level's matrix (bucket b starts at its column 0)
+/// @param[in] starts the level's scanned bucket totals (`BucketStart`)
 /// @param[in] list where oversized buckets go
 /// @param[in] overflow where buckets for the overflow tile go (`SortOverflow` sorts them)
 /// @param[in] sorter counting, radix or bitonic
@@ -61,7 +62,7 @@ void Partition(const Level& lv, const Buffers& b, const std::uint32_t* scanned, 
 /// @param[in] overflow_keys the overflow tile (`OverflowTile(sorter, limits).keys`), or 0
 /// @param[in] items the level's buckets (used when !lv.dynamic)
 /// @param[in] stream stream
-void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* scanned,
+void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* starts,
                  const SpanList& list, const SpanList& overflow, BucketSorter sorter,
                  std::uint32_t tile_keys, std::uint32_t overflow_keys, std::uint32_t items,
                  cudaStream_t stream);
@@ -91,6 +92,8 @@ void SurveySegments(const Level& lv, const Buffers& b, Segment* segments, cudaSt
 struct PlanParams {
   std::uint32_t target = 0;               ///< mean bucket size of the deeper tile
   std::uint64_t matrix_capacity = 0;      ///< entries of the histogram matrix buffer
+  std::uint64_t bucket_capacity = 0;      ///< entries of the bucket totals
+  std::uint32_t* totals = nullptr;        ///< the bucket totals, zeroed for the planned level
   std::uint32_t max_segments = 0;         ///< entries of the segment table
   bool first = false;                     ///< true: plans level 1 (after level 0)
   bool set_condition = false;             ///< true: sets @p handle to "another level"
@@ -98,7 +101,8 @@ struct PlanParams {
 };
 
 /// Turns the listed spans into the next level's segment table and state (one block: a scan of
-/// the spans' chunk, bucket and matrix counts), resets the list, and, in a graph, sets the
+/// the spans' chunk, bucket and matrix counts), zeroes the level's bucket totals, resets the
+/// list, and, in a graph, sets the
 /// loop's condition to whether the new level has segments. Past kMaxLevels, or when a bound is
 /// exceeded, it plans nothing and sets `SortError` bits in `state->error`.
 /// @param[in] list the spans listed by the previous level's step 5
@@ -109,8 +113,9 @@ struct PlanParams {
 void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const PlanParams& params,
                cudaStream_t stream);
 
-/// One level planned on the device: SurveySegments, Histogram, the scan of the level's matrix
-/// (`ExclusiveScanDeviceCount`: its size is read on the device), Partition, SortBuckets,
+/// One level planned on the device: SurveySegments, Histogram, the scan of the level's bucket
+/// totals into its starts (`ExclusiveScanDeviceCount`: their number is read on the device),
+/// Partition, SortBuckets,
 /// SortOverflow, then PlanLevel for the next one. The body of the deeper levels' loop.
 /// @param[in] ws the sort's workspace (tables, matrix, lists)
 /// @param[in] b the sort's arrays

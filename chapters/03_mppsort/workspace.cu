@@ -39,16 +39,20 @@ void Workspace::Allocate(std::size_t capacity) {
   matrix_capacity_ = MatrixCapacity(capacity, options_.sorter, limits_);
   span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter, limits_));
   part = staged::DeviceBuffer<std::uint32_t>(capacity);
+  bucket_capacity_ = BucketCapacity(capacity);
   matrix = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_);
-  // A level's scan also reads the entries of its all-equal segments, which the histogram skips:
-  // they must be defined (their values cancel out, each segment subtracting its first entry).
+  // Entries the histogram skips (buckets of an all-equal segment's chunks) are never read, but
+  // are defined all the same.
   matrix.FillBytes(0);
+  // Each level zeroes the totals it uses before its histogram (Sort, PlanLevel).
+  totals = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
+  starts = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
   // Chapter 01's scratch: a buffer of its own (its launcher resets the counter it keeps there
   // on every call).
   minmax_temp = staged::DeviceBuffer<unsigned char>(
       std::max<std::size_t>(ch01::optimized::MinMaxTempBytes<std::uint32_t>(capacity), 1));
   scan_temp = staged::DeviceBuffer<unsigned char>(std::max<std::size_t>(
-      ch02::optimized::ExclusiveScanTempBytes<std::uint32_t>(matrix_capacity_), 1));
+      ch02::optimized::ExclusiveScanTempBytes<std::uint32_t>(bucket_capacity_), 1));
   segments = staged::DeviceBuffer<Segment>(span_capacity_);
   spans = staged::DeviceBuffer<Span>(span_capacity_);
   // A bucket for the overflow tile is longer than the deeper tile, so at most as many as spans.
@@ -61,7 +65,7 @@ void Workspace::Prepare(std::size_t n) {
   if (n > capacity_) Allocate(n);
   if (n == planned_n_) return;
   first_plan_ = PlanFirstLevel(n, options_.sorter, limits_);
-  if (first_plan_.matrix_bound > matrix_capacity_) {
+  if (first_plan_.matrix_bound > matrix_capacity_ || first_plan_.bucket_bound > bucket_capacity_) {
     throw std::logic_error("mppSort: level 0's histogram matrix exceeds the workspace's");
   }
   Segment seg;

@@ -70,6 +70,10 @@ class Workspace {
   SpanList Overflow();
   /// Entries of the histogram matrix buffer.
   std::uint64_t matrix_capacity() const { return matrix_capacity_; }
+  /// Entries of the bucket totals and starts.
+  std::uint64_t bucket_capacity() const { return bucket_capacity_; }
+  /// The matrix, bucket totals and starts, as the steps take them.
+  Counts counts() { return Counts{matrix.data(), totals.data(), starts.data()}; }
   /// Entries of the span list and of the deeper segment table.
   std::uint32_t span_capacity() const { return span_capacity_; }
   /// Bumped whenever the buffers are reallocated (the deeper graph must then be rebuilt).
@@ -92,7 +96,9 @@ class Workspace {
   Segment ReadFirstSegment(cudaStream_t stream);
 
   staged::DeviceBuffer<std::uint32_t> part;         ///< partition buffer (n keys)
-  staged::DeviceBuffer<std::uint32_t> matrix;       ///< histogram matrix, scanned in place
+  staged::DeviceBuffer<std::uint32_t> matrix;       ///< histogram matrix, chunk-major
+  staged::DeviceBuffer<std::uint32_t> totals;       ///< bucket totals
+  staged::DeviceBuffer<std::uint32_t> starts;       ///< bucket starts (scanned totals)
   staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch
   staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
   staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment
@@ -121,6 +127,7 @@ class Workspace {
   staged::DeviceLimits limits_;
   std::size_t capacity_ = 0;
   std::uint64_t matrix_capacity_ = 0;
+  std::uint64_t bucket_capacity_ = 0;
   std::uint32_t span_capacity_ = 0;
   std::size_t planned_n_ = 0;
   FirstLevelPlan first_plan_{};
