@@ -8,9 +8,11 @@
  * 1. Min/max come from chapter 01's one-pass launcher (`ch01::optimized::MinMax`).
  * 2. The bucket is computed, not looked up: ((key - min) * floor(h * 2^32 / R)) >> 32 in 64-bit
  *    arithmetic (monotone, < h, no overflow for R up to 2^32, min == max gives bucket 0).
- * 3. The histogram matrix is stored bucket-major (bucket b, then chunk c), so one exclusive scan
- *    of the whole matrix (chapter 02's `ExclusiveScan`) gives every (bucket, chunk) slot: it
- *    replaces GlobalHistoScan and VerticalScanHH at once.
+ * 3. One scan instead of two: the histogram writes each chunk's counts as a row of a chunk-major
+ *    matrix (coalesced) and adds them to one total per bucket; one exclusive scan of the totals
+ *    (chapter 02's `ExclusiveScan`) gives every bucket's start (GlobalHistoScan). VerticalScanHH
+ *    is not needed: each chunk takes its run of a bucket out of the bucket's total with one atomic
+ *    (change 22), since the order of the runs inside a bucket does not matter.
  * 4. Partition ranks 16384 keys of a chunk at a time by bucket in shared memory first (a
  *    block-local counting sort), then writes each bucket's run contiguously: stores coalesce
  *    instead of scattering.
@@ -58,9 +60,9 @@
  *    from its keys, with the few keys outside it in the two end buckets (sampled_core.cuh,
  *    `SurveySegmentsKernel` in levels.cu): its buckets fit the tiles at level 1 instead of level 2.
  * 19. Chunks of kChunk = 32768 keys, counted and ranked in two passes of kChunkPass = 16384 (the
- *    rank tile's size): half the histogram matrix's entries, each of which costs a scattered
- *    store, scan traffic and a scattered load; the partition keeps each bucket's cursor in
- *    registers from pass to pass.
+ *    rank tile's size): half the histogram matrix's entries, each of which costs a store and an
+ *    atomic in the histogram and a load and an atomic in the partition; the partition keeps each
+ *    bucket's cursor in registers from pass to pass.
  * 20. Level 0 samples its input (`ChooseFirstMap`, in each histogram block): when the sample
  *    shows at most kMaxFewValues values, level 0 has a bucket per value and one between each two
  *    (`SplitterMap`); the partition writes a one-value bucket straight to `out`, where it is
@@ -70,6 +72,13 @@
  *    (its strays dropped, a bucket's margin each side), each with buckets for its samples and
  *    their error, a whole number of values per core bucket (`FindCluster`, `PlanCorePieces`,
  *    `CoreMap`): a skewed cluster or a narrow range with a far key in one level.
+ * 22. The partition takes a chunk's runs when it writes them (`TakeRun`): runs taken together lie
+ *    side by side in each bucket and are written together, so the sectors two of them share fill
+ *    up in L2 before they go to DRAM.
+ * 23. Level 0 over every tile's one-level bound takes kOversizedFirstBuckets = 512 buckets (a pass
+ *    writes runs of a whole 128-byte line), and the sort step reduces the min and max of a bucket
+ *    within twice its segment's mean itself (`BlockReduces`): such buckets are oversized by plan,
+ *    not skewed clusters.
  */
 #include <algorithm>
 #include <climits>
@@ -469,7 +478,7 @@ __global__ void __launch_bounds__(kChunkThreads, 1)
   // snippet-begin: ch03-opt-histogram
   // All 16 loads of a pass are issued before its first atomic (16 loads in flight per thread,
   // not the few a strided loop keeps), and a pass ahead: the chunk's second pass under the
-  // first's atomics, the block's next chunk under this one's column writes.
+  // first's atomics, the block's next chunk under this one's row.
   std::uint32_t key[kChunkKeysPerThread];
   PrefetchChunk(lv, keys, blockIdx.x, key);
   // Level 0's map: every block draws the same sample under its first chunk's loads and makes the
@@ -541,6 +550,7 @@ __device__ __forceinline__ void CopyFinalChunk(const std::uint32_t* keys, const 
   }
 }
 
+// snippet-begin: ch03-opt-take-run
 /// Takes chunk @p c's run of bucket @p k of @p seg out of the bucket's total: the total, less the
 /// chunk's count, before the subtraction is the run's offset within the bucket (the runs of a
 /// bucket fill it from its end down, in the order they are taken). A chunk without keys of the
@@ -556,6 +566,7 @@ __device__ __forceinline__ std::uint32_t TakeRun(const Counts& hist, const Segme
   const std::uint32_t start = BucketStart(hist.starts, seg, k);
   return count == 0 ? start : start + atomicSub(&hist.totals[seg.bucket_base + k], count) - count;
 }
+// snippet-end: ch03-opt-take-run
 
 /**
  * @brief Step 4: for each chunk, in passes of kChunkPass keys, ranks a pass's keys by bucket in

@@ -40,12 +40,14 @@ inline constexpr std::uint32_t kMaxBuckets = 8192;
 /// keys per chunk), and this bound keeps the matrix of a deeper level within n / 8 + n / 32 +
 /// 4096 entries (plan.cpp).
 inline constexpr std::uint32_t kMaxDeeperBuckets = 2048;
+// snippet-begin: ch03-oversized-first
 /// Buckets of level 0 when n is over every tile's one-level bound, so that every bucket goes on
 /// to level 1: a pass of the partition then writes runs of kChunkPass / 512 = 32 keys, a whole
 /// 128-byte line each, and a level-0 bucket (n / 512 keys) is split at level 1 into runs as
 /// long. More buckets would only shorten the runs: each piece of a run is a write request of
 /// its own.
 inline constexpr std::uint32_t kOversizedFirstBuckets = kChunkPass / 32;
+// snippet-end: ch03-oversized-first
 /// Fewest level-0 buckets the counting sorter's tile choice keeps: several per SM, so that the
 /// sort step fills the GPU.
 inline constexpr std::uint32_t kMinFirstBuckets = 512;

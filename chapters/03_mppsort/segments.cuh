@@ -89,6 +89,7 @@ __device__ __forceinline__ std::uint32_t BucketStart(const std::uint32_t* starts
   return seg.begin + (starts[seg.bucket_base + k] - starts[seg.bucket_base]);
 }
 
+// snippet-begin: ch03-block-reduces
 /// Whether the sort step's block reduces the min and max of an oversized bucket of @p len keys
 /// itself: up to kBlockMinMaxKeys, or up to twice the mean bucket of its segment (@p seg_len
 /// keys in @p buckets: level 0 over every tile's bound, whose buckets are all oversized by plan
@@ -100,6 +101,7 @@ __host__ __device__ constexpr bool BlockReduces(std::uint32_t len, std::uint32_t
                                                 std::uint32_t buckets) {
   return len <= kBlockMinMaxKeys || std::uint64_t{len} * buckets <= 2 * std::uint64_t{seg_len};
 }
+// snippet-end: ch03-block-reduces
 
 /// The keys one histogram/partition/min-max block handles.
 struct ChunkView {
