@@ -41,10 +41,6 @@ void Workspace::Allocate(std::size_t capacity) {
   part = staged::DeviceBuffer<std::uint32_t>(capacity);
   bucket_capacity_ = BucketCapacity(capacity);
   matrix = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_);
-  // Entries the histogram skips (buckets of an all-equal segment's chunks) are never read, but
-  // are defined all the same.
-  matrix.FillBytes(0);
-  // Each level zeroes the totals it uses before its histogram (Sort, PlanLevel).
   totals = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
   starts = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
   // Chapter 01's scratch: a buffer of its own (its launcher resets the counter it keeps there
@@ -57,6 +53,13 @@ void Workspace::Allocate(std::size_t capacity) {
   spans = staged::DeviceBuffer<Span>(span_capacity_);
   // A bucket for the overflow tile is longer than the deeper tile, so at most as many as spans.
   overflow = staged::DeviceBuffer<Span>(span_capacity_);
+  // Entries the histogram skips (buckets of an all-equal segment's chunks) are never read, and
+  // each level zeroes the totals it uses before its histogram (Sort, PlanLevel), but all three
+  // are defined all the same; and every allocation above is complete (FillBytes synchronises the
+  // device) before the first sort queues work or captures the deeper levels' graph.
+  matrix.FillBytes(0);
+  totals.FillBytes(0);
+  starts.FillBytes(0);
   planned_n_ = 0;
   ++generation_;
 }
