@@ -699,11 +699,10 @@ __global__ void __launch_bounds__(kChunkThreads) PartitionKernel(Level lv, Buffe
  *        shared memory (one shared atomic per key) and is stored there directly.
  *
  * Cursor k starts at the chunk's run of bucket k (`TakeRun`, as in `PartitionKernel`); the run
- * holds exactly the
- * chunk's keys of bucket k (the histogram counted them), so the atomics hand out its slots and
- * no more. The stores scatter within the runs instead of forming coalesced ones, and the keys
- * of a bucket land in no particular order (the sort step orders them). A chunk of an all-equal
- * segment is copied to `out`.
+ * holds exactly the chunk's keys of bucket k (the histogram counted them), so the atomics hand
+ * out its slots and no more. The stores scatter within the runs instead of forming coalesced
+ * ones, and the keys of a bucket land in no particular order (the sort step orders them). A
+ * chunk of an all-equal segment is copied to `out`.
  * @par Launch configuration
  * A resident grid of kChunkThreads-thread blocks, at most one per chunk; static shared memory
  * kMaxBuckets words (32 KiB: any GPU of sm_75 or newer, no opt-in).
@@ -1044,7 +1043,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
   });
   const Counts hist = ws.counts();
   timed(Stage::kHistogram, [&] {
-    CUDA_CHECK(cudaMemsetAsync(hist.totals, 0, 4 * std::size_t{plan.bucket_bound}, stream));
+    CUDA_CHECK(cudaMemsetAsync(hist.totals, 0, sizeof(std::uint32_t) * plan.bucket_bound, stream));
     Histogram(lv, b, hist, plan.chunks, stream);
   });
   timed(Stage::kScan, [&] {
