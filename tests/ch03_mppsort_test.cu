@@ -1201,7 +1201,7 @@ TEST_F(OptimizedWorkspace, ErrorsReachTheCaller) {
   params.target = 3700;
   params.matrix_capacity = ws.matrix_capacity();
   params.bucket_capacity = ws.bucket_capacity();
-  params.totals = ws.totals.data();
+  params.totals = ws.counts().totals;
   params.max_segments = 1;
   params.first = true;
   optimized::PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), params, nullptr);
@@ -1220,8 +1220,7 @@ TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
   optimized::Options equal;  // equal widths at level 0: the skewed cluster goes deeper
   equal.sample_first = false;
   optimized::Workspace ws(64u << 20, equal);
-  ws.matrix.FillBytes(0xFF);
-  ws.totals.FillBytes(0xFF);
+  ws.count_words.FillBytes(0xFF);
   DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
   out.FillBytes(0xFF);
   optimized::Sort(in.data(), out.data(), keys.size(), ws, nullptr);
@@ -1230,11 +1229,13 @@ TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
   EXPECT_EQ(out.ToHost(), Sorted(keys));
   // Past the deepest level's entries the buffer is as the poison left it.
   const optimized::LevelState st = ws.ReadState(nullptr);
-  std::vector<std::uint32_t> matrix = ws.matrix.ToHost(), totals = ws.totals.ToHost();
-  EXPECT_EQ(matrix.back(), 0xFFFFFFFFu);
-  EXPECT_LT(st.matrix, matrix.size());
-  EXPECT_EQ(totals.back(), 0xFFFFFFFFu);
-  EXPECT_LT(st.buckets, totals.size());
+  const std::vector<std::uint32_t> words = ws.count_words.ToHost();
+  const std::size_t matrix_end = ws.matrix_capacity(),
+                    totals_end = matrix_end + ws.bucket_capacity();
+  EXPECT_EQ(words[matrix_end - 1], 0xFFFFFFFFu) << "the matrix's last entry";
+  EXPECT_LT(st.matrix, ws.matrix_capacity());
+  EXPECT_EQ(words[totals_end - 1], 0xFFFFFFFFu) << "the totals' last entry";
+  EXPECT_LT(st.buckets, ws.bucket_capacity());
 }
 
 TEST_F(OptimizedWorkspace, BackToBackSortsWithoutSynchronisation) {

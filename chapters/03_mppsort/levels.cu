@@ -233,7 +233,7 @@ PlanParams ParamsFor(Workspace& ws, bool first) {
   p.target = DeeperTile(ws.options().sorter, ws.limits()).target;
   p.matrix_capacity = ws.matrix_capacity();
   p.bucket_capacity = ws.bucket_capacity();
-  p.totals = ws.totals.data();
+  p.totals = ws.counts().totals;
   p.max_segments = ws.span_capacity();
   p.first = first;
   return p;

@@ -40,9 +40,7 @@ void Workspace::Allocate(std::size_t capacity) {
   span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter, limits_));
   part = staged::DeviceBuffer<std::uint32_t>(capacity);
   bucket_capacity_ = BucketCapacity(capacity);
-  matrix = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_);
-  totals = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
-  starts = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
+  count_words = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_ + 2 * bucket_capacity_);
   // Chapter 01's scratch: a buffer of its own (its launcher resets the counter it keeps there
   // on every call).
   minmax_temp = staged::DeviceBuffer<unsigned char>(
@@ -54,12 +52,10 @@ void Workspace::Allocate(std::size_t capacity) {
   // A bucket for the overflow tile is longer than the deeper tile, so at most as many as spans.
   overflow = staged::DeviceBuffer<Span>(span_capacity_);
   // Entries the histogram skips (buckets of an all-equal segment's chunks) are never read, and
-  // each level zeroes the totals it uses before its histogram (Sort, PlanLevel), but all three
-  // are defined all the same; and every allocation above is complete (FillBytes synchronises the
+  // each level zeroes the totals it uses before its histogram (Sort, PlanLevel), but every word
+  // is defined all the same; and every allocation above is complete (FillBytes synchronises the
   // device) before the first sort queues work or captures the deeper levels' graph.
-  matrix.FillBytes(0);
-  totals.FillBytes(0);
-  starts.FillBytes(0);
+  count_words.FillBytes(0);
   planned_n_ = 0;
   ++generation_;
 }

@@ -72,8 +72,11 @@ class Workspace {
   std::uint64_t matrix_capacity() const { return matrix_capacity_; }
   /// Entries of the bucket totals and starts.
   std::uint64_t bucket_capacity() const { return bucket_capacity_; }
-  /// The matrix, bucket totals and starts, as the steps take them.
-  Counts counts() { return Counts{matrix.data(), totals.data(), starts.data()}; }
+  /// The matrix, bucket totals and starts, as the steps take them (`count_words`, split).
+  Counts counts() {
+    std::uint32_t* words = count_words.data();
+    return Counts{words, words + matrix_capacity_, words + matrix_capacity_ + bucket_capacity_};
+  }
   /// Entries of the span list and of the deeper segment table.
   std::uint32_t span_capacity() const { return span_capacity_; }
   /// Bumped whenever the buffers are reallocated (the deeper graph must then be rebuilt).
@@ -95,10 +98,11 @@ class Workspace {
   /// @param[in] stream the stream of the last sort
   Segment ReadFirstSegment(cudaStream_t stream);
 
-  staged::DeviceBuffer<std::uint32_t> part;         ///< partition buffer (n keys)
-  staged::DeviceBuffer<std::uint32_t> matrix;       ///< histogram matrix, chunk-major
-  staged::DeviceBuffer<std::uint32_t> totals;       ///< bucket totals
-  staged::DeviceBuffer<std::uint32_t> starts;       ///< bucket starts (scanned totals)
+  staged::DeviceBuffer<std::uint32_t> part;  ///< partition buffer (n keys)
+  /// The level's counts in one allocation: the chunk-major histogram matrix
+  /// (`matrix_capacity()` words), then the bucket totals and the bucket starts (the scanned
+  /// totals; `bucket_capacity()` words each). `counts()` splits it.
+  staged::DeviceBuffer<std::uint32_t> count_words;
   staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch
   staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
   staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment
