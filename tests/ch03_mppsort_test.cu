@@ -1212,6 +1212,26 @@ TEST_F(OptimizedWorkspace, ErrorsReachTheCaller) {
   EXPECT_EQ(out.ToHost(), Sorted(keys));
 }
 
+TEST_F(OptimizedWorkspace, CountsSplitIntoWholeLines) {
+  // The matrix, the totals and the starts share one allocation: each starts on a 128-byte line,
+  // holds at least what the planner bounds it by, and the three end where the allocation does.
+  for (const std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{1000003}}) {
+    optimized::Workspace ws(n);
+    const optimized::Counts c = ws.counts();
+    const auto at = [](const std::uint32_t* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    EXPECT_EQ(at(c.matrix) % 128, 0u) << "n = " << n;
+    EXPECT_EQ(at(c.totals) % 128, 0u) << "n = " << n;
+    EXPECT_EQ(at(c.starts) % 128, 0u) << "n = " << n;
+    EXPECT_EQ(c.matrix, ws.count_words.data());
+    EXPECT_EQ(c.totals, c.matrix + ws.matrix_capacity());
+    EXPECT_EQ(c.starts, c.totals + ws.bucket_capacity());
+    EXPECT_EQ(c.starts + ws.bucket_capacity(), ws.count_words.data() + ws.count_words.size());
+    EXPECT_GE(ws.matrix_capacity(),
+              optimized::MatrixCapacity(n, BucketSorter::kCounting, ws.limits()));
+    EXPECT_GE(ws.bucket_capacity(), optimized::BucketCapacity(n));
+  }
+}
+
 TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
   // A workspace sized for far more keys than the sort, its matrix and bucket totals poisoned:
   // each level zeroes the totals it adds to and scans only those, and reads only the matrix

@@ -36,10 +36,15 @@ Workspace::~Workspace() {
 
 void Workspace::Allocate(std::size_t capacity) {
   capacity_ = capacity;
-  matrix_capacity_ = MatrixCapacity(capacity, options_.sorter, limits_);
+  // Each piece of `count_words` starts on a 128-byte line, as an allocation of its own would.
+  constexpr std::uint64_t kLineWords = 128 / sizeof(std::uint32_t);
+  const auto whole_lines = [](std::uint64_t words) {
+    return (words + kLineWords - 1) / kLineWords * kLineWords;
+  };
+  matrix_capacity_ = whole_lines(MatrixCapacity(capacity, options_.sorter, limits_));
   span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter, limits_));
   part = staged::DeviceBuffer<std::uint32_t>(capacity);
-  bucket_capacity_ = BucketCapacity(capacity);
+  bucket_capacity_ = whole_lines(BucketCapacity(capacity));
   count_words = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_ + 2 * bucket_capacity_);
   // Chapter 01's scratch: a buffer of its own (its launcher resets the counter it keeps there
   // on every call).

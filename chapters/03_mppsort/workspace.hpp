@@ -68,9 +68,9 @@ class Workspace {
   /// The deeper levels' overflow list (`OverflowTile`; capacity 0 when the sorter has none),
   /// counted in the deeper state.
   SpanList Overflow();
-  /// Entries of the histogram matrix buffer.
+  /// Entries of the histogram matrix (`MatrixCapacity`, rounded up to whole 128-byte lines).
   std::uint64_t matrix_capacity() const { return matrix_capacity_; }
-  /// Entries of the bucket totals and starts.
+  /// Entries of the bucket totals and of the starts (`BucketCapacity`, rounded up likewise).
   std::uint64_t bucket_capacity() const { return bucket_capacity_; }
   /// The matrix, bucket totals and starts, as the steps take them (`count_words`, split).
   Counts counts() {
