@@ -70,7 +70,8 @@ void Workspace::Prepare(std::size_t n) {
   if (n == planned_n_) return;
   first_plan_ = PlanFirstLevel(n, options_.sorter, limits_);
   if (first_plan_.matrix_bound > matrix_capacity_ || first_plan_.bucket_bound > bucket_capacity_) {
-    throw std::logic_error("mppSort: level 0's histogram matrix exceeds the workspace's");
+    throw std::logic_error(
+        "mppSort: level 0's histogram matrix or bucket totals exceed the workspace's");
   }
   Segment seg;
   seg.begin = 0;
