@@ -37,6 +37,12 @@ ReportRow& Report::Add(ReportRow row) {
   return rows_.back();
 }
 
+void Report::SetLibraryRef(const std::string& variant, const std::string& ref) {
+  for (ReportRow& r : rows_) {
+    if (r.variant == variant) r.library_ref = ref;
+  }
+}
+
 const ReportRow* Report::Find(const std::string& variant, const ReportRow& like) const {
   for (const auto& r : rows_) {
     if (r.variant == variant && r.n == like.n && r.dist == like.dist) return &r;

@@ -20,6 +20,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli.hpp"
@@ -82,8 +83,16 @@ class Report {
   /// @param[in] library_variant default `library_ref`, e.g. `library:cub`
   Report(std::string chapter, std::uint64_t seed, DeviceInfo device, std::string library_variant);
 
-  /// Appends a row and returns it for further edits.
+  /// Appends a row and returns it for further edits (valid until the next `Add`).
   ReportRow& Add(ReportRow row);
+  /// Makes @p variant the default `library_ref`: for a reference chosen after its rows were
+  /// measured (the fastest of several library rows).
+  /// @param[in] variant a row's variant
+  void SetLibraryVariant(std::string variant) { library_variant_ = std::move(variant); }
+  /// Sets `library_ref` of every row named @p variant to @p ref.
+  /// @param[in] variant the rows
+  /// @param[in] ref the library row they are compared with
+  void SetLibraryRef(const std::string& variant, const std::string& ref);
   /// All rows with their ratios resolved.
   std::vector<FinalRow> Finalize() const;
   /// True when no row reports `verified = no`.

@@ -123,6 +123,15 @@ class RepTimer {
   /// by its timeout), that rep and every later one are timed without the gate instead.
   template <typename Work>
   double Time(Work&& work) {
+    return Time(work, [](cudaStream_t) {});
+  }
+
+  /// Queues @p prepare(stream) untimed (before the L2 flush), then times one run of
+  /// @p work(stream) as `Time(work)` does: for work that consumes its input, such as a sort that
+  /// overwrites its keys, whose input @p prepare restores.
+  template <typename Work, typename Prepare>
+  double Time(Work&& work, Prepare&& prepare) {
+    prepare(stream_);
     if (flusher_) flusher_->Flush(stream_);
     if (gate_) {
       gate_->Close(stream_);
@@ -136,6 +145,7 @@ class RepTimer {
       if (!gate_->TimedOut()) return ms;
       gate_.reset();
       Ungate(kGatedWorkWaited);
+      prepare(stream_);
       if (flusher_) flusher_->Flush(stream_);
     }
     // Ungated work is timed with the host's share included: the flush must be over before
@@ -159,6 +169,27 @@ class RepTimer {
   GpuTimer timer_;
   std::string ungated_reason_;
 };
+
+/// Runs @p prepare(stream) and then @p work(stream), `warmup` times untimed, then `reps` times
+/// with only @p work between CUDA events (`RepTimer::Time(work, prepare)`); returns the stats.
+/// For work that consumes its input: @p prepare restores it before every run.
+template <typename Work, typename Prepare>
+TimingStats TimeGpuPrepared(const TimingOptions& options, Work&& work, Prepare&& prepare,
+                            cudaStream_t stream = nullptr) {
+  for (int i = 0; i < options.warmup; ++i) {
+    prepare(stream);
+    work(stream);
+  }
+  RepTimer rep(options, stream);
+  std::vector<double> samples;
+  samples.reserve(options.reps > 0 ? options.reps : 1);
+  for (int i = 0; i < (options.reps > 0 ? options.reps : 1); ++i) {
+    samples.push_back(rep.Time(work, prepare));
+  }
+  TimingStats stats = Summarize(std::move(samples));
+  stats.ungated_reason = rep.UngatedReason();
+  return stats;
+}
 
 /// Runs @p work(stream) `warmup` times, then `reps` times between CUDA events; returns the stats.
 ///
@@ -190,8 +221,7 @@ TimingStats TimeGpu(const TimingOptions& options, Work&& work, cudaStream_t stre
 /// power limit); timed one after the other, the work timed last would pay for it. In turn, every
 /// work sees the same drift.
 template <typename Work>
-std::vector<TimingStats> TimeGpuInTurn(const TimingOptions& options,
-                                       const std::vector<Work>& works,
+std::vector<TimingStats> TimeGpuInTurn(const TimingOptions& options, const std::vector<Work>& works,
                                        cudaStream_t stream = nullptr) {
   for (const auto& work : works) {
     for (int i = 0; i < options.warmup; ++i) work(stream);

@@ -397,7 +397,7 @@ TEST(SampledCore, CorePiecesWidenTheCrowdAndKeepWholeValuesPerBucket) {
   // bucket is its own.
   const auto widest = [](const optimized::KeyRange& range, const optimized::CorePieces& p) {
     const optimized::CoreMap map =
-        optimized::CoreMapOf(range, p.core, p.low, p.high, p.low + p.over + p.high);
+        optimized::CoreMapOf(range, p.core, p.low, p.high, p.low + p.over + p.high, p.scale);
     std::vector<std::uint32_t> values(p.low + p.over + p.high, 0);
     for (std::uint64_t v = p.core.min; v <= p.core.max; ++v) {
       ++values[map(static_cast<std::uint32_t>(v))];
@@ -449,6 +449,78 @@ TEST(SampledCore, CorePiecesWidenTheCrowdAndKeepWholeValuesPerBucket) {
   EXPECT_EQ(optimized::PlanCorePieces(full, cluster, 64, 502, 308, 542, 100).over,
             100 - p.low - p.high);
   EXPECT_EQ(optimized::PlanCorePieces(full, cluster, 64, 502, 308, 542, p.low + p.high).over, 0u);
+}
+
+TEST(SampledCore, NoCoreBucketHoldsMoreValuesThanPlannedForAnyWidth) {
+  // The scale of buckets of per_bucket values (`WholeValuesScale`), for every (values, planned)
+  // pair up to 3000 values: no bucket holds more than per_bucket = values / planned values,
+  // the buckets come in order, and there are at least as many as planned. (floor(planned 2^32 /
+  // values) gave about 6 % of these pairs a bucket of one value more: 9 values in 3 buckets,
+  // a bucket of 4.)
+  for (std::uint64_t values = 3; values <= 3000; ++values) {
+    for (std::uint64_t planned = 3; planned <= values; planned += planned < 40 ? 1 : 37) {
+      const std::uint64_t per_bucket = values / planned;
+      const std::uint64_t scale = optimized::WholeValuesScale(per_bucket);
+      const std::uint64_t over = (((values - 1) * scale) >> 32) + 1;
+      ASSERT_GE(over, planned) << values << " " << planned;
+      std::uint64_t run = 0, prev = 0;
+      for (std::uint64_t x = 0; x < values; ++x) {
+        const std::uint64_t b = (x * scale) >> 32;
+        ASSERT_LT(b, over);
+        ASSERT_LE(b, prev + 1) << "a bucket skipped";
+        run = (x > 0 && b == prev) ? run + 1 : 1;
+        ASSERT_LE(run, per_bucket) << values << " values, " << planned << " planned";
+        prev = b;
+      }
+    }
+  }
+  // Cores as wide as the key range allows: the first key of each bucket is at most per_bucket
+  // after the first key of the one before.
+  for (const std::uint64_t values : {std::uint64_t{1} << 32, (std::uint64_t{1} << 32) - 1,
+                                     std::uint64_t{3000000000u}, std::uint64_t{2147483648u}}) {
+    for (const std::uint64_t planned : {3u, 1000u, 4000u, 8000u, 8190u}) {
+      const std::uint64_t per_bucket = values / planned;
+      const std::uint64_t scale = optimized::WholeValuesScale(per_bucket);
+      const std::uint64_t over = (((values - 1) * scale) >> 32) + 1;
+      ASSERT_GE(over, planned);
+      std::uint64_t start = 0;
+      for (std::uint64_t b = 1; b < over; ++b) {
+        const std::uint64_t first = ((b << 32) + scale - 1) / scale;  // least x in bucket b
+        ASSERT_LE(first - start, per_bucket) << values << " " << planned << " bucket " << b - 1;
+        start = first;
+      }
+      ASSERT_LE(values - start, per_bucket) << values << " " << planned << " last bucket";
+    }
+  }
+  // Through the planner: narrow crowds with a far key, at the bucket counts of 1M and 8M keys,
+  // every core bucket within the planned values and the core's keys in the core's buckets.
+  const optimized::KeyRange range{5000, 0xFFFFFFF0u};
+  for (const std::uint32_t h0 : {284u, 542u}) {
+    const std::uint32_t planned = optimized::PieceBuckets(optimized::kSampleKeys - 1, h0) + 2;
+    for (std::uint32_t width = 3; width <= 3000; ++width) {
+      const optimized::CorePieces p = optimized::PlanCorePieces(
+          range, optimized::KeyRange{5000, 5000 + width - 1}, 2, 0, 1, h0, 2 * h0);
+      ASSERT_GT(p.over, 0u);
+      const std::uint64_t values = std::uint64_t{p.core.max} - p.core.min + 1;
+      const std::uint64_t per_bucket = std::max<std::uint64_t>(values / planned, 1);
+      const optimized::CoreMap map =
+          optimized::CoreMapOf(range, p.core, p.low, p.high, p.low + p.over + p.high, p.scale);
+      std::vector<std::uint32_t> held(p.low + p.over + p.high, 0);
+      for (std::uint64_t v = p.core.min; v <= p.core.max; ++v) {
+        const std::uint32_t b = map(static_cast<std::uint32_t>(v));
+        ASSERT_GE(b, p.low);
+        ASSERT_LT(b, p.low + p.over);
+        ++held[b];
+      }
+      // Whole values per bucket unless the core would need more buckets than are left.
+      if (p.scale == 0) {
+        ASSERT_EQ(p.low + p.over + p.high, 2 * h0) << "equal widths with room to spare";
+      } else {
+        ASSERT_LE(*std::max_element(held.begin(), held.end()), per_bucket)
+            << "crowd of " << width << " values, h0 " << h0;
+      }
+    }
+  }
 }
 
 TEST(SampledCore, EndsAndEqualWidthsBetween) {

@@ -6,13 +6,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "chapters/03_mppsort/library.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/stages.cuh"
 #include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/cuda_check.hpp"
@@ -543,6 +547,73 @@ TEST_F(OptimizedKernels, PlanLevelBuildsTheTableFromSpans) {
   EXPECT_EQ(zeroed(), 0u);
 }
 
+TEST_F(OptimizedKernels, PlanLevelCountsChunksOfTheLongestSpanIn64Bits) {
+  // A span of 2^32 - 6 keys (all but a few of kMaxKeys in one bucket): 131072 chunks of kChunk,
+  // a count that 32-bit arithmetic, (len + kChunk - 1) / kChunk, wraps to 0.
+  const std::uint32_t len = 0xFFFFFFFAu;
+  const optimized::Span span{3, len, {5, 9}};
+  DeviceBuffer<optimized::Span> d_spans(1);
+  d_spans.CopyFromHost(&span, 1);
+  DeviceBuffer<std::uint32_t> d_count(1), d_totals(optimized::kMaxDeeperBuckets);
+  const std::uint32_t one = 1;
+  d_count.CopyFromHost(&one, 1);
+  DeviceBuffer<optimized::Segment> d_segs(1);
+  DeviceBuffer<optimized::LevelState> d_state(1);
+  d_state.FillBytes(0);
+  optimized::PlanParams params;
+  params.target = 3700;
+  params.matrix_capacity = std::uint64_t{1} << 40;
+  params.bucket_capacity = optimized::kMaxDeeperBuckets;
+  params.totals = d_totals.data();
+  params.max_segments = 1;
+  params.first = true;
+  optimized::PlanLevel({d_spans.data(), d_count.data(), 1}, d_segs.data(), d_state.data(), params,
+                       nullptr);
+  const optimized::Segment seg = d_segs.ToHost()[0];
+  const optimized::LevelState st = d_state.ToHost()[0];
+  const std::uint64_t chunks = (std::uint64_t{len} + optimized::kChunk - 1) / optimized::kChunk;
+  EXPECT_EQ(chunks, 131072u);
+  EXPECT_EQ(st.error, 0u);
+  EXPECT_EQ(seg.chunks, chunks);
+  EXPECT_EQ(st.chunks, chunks);
+  EXPECT_EQ(seg.buckets, optimized::kMaxDeeperBuckets);
+  EXPECT_EQ(st.matrix, chunks * optimized::kMaxDeeperBuckets);
+}
+
+TEST_F(OptimizedKernels, OverflowListIsReadWithinItsCapacity) {
+  // A list whose count went past its capacity (an append past the end stores nothing): the
+  // overflow sort reads the entries within the capacity only. Entries past it hold spans of
+  // other keys, which must stay as they are.
+  const std::uint32_t n = 3 * 8192;
+  std::vector<std::uint32_t> keys = Keys(n, Distribution::kUniform);
+  DeviceBuffer<std::uint32_t> part(keys), out(n);
+  out.FillBytes(0xAB);
+  const std::vector<optimized::Span> spans = {
+      {0, 8192, {0, 0}}, {8192, 8192, {0, 0}}, {16384, 8192, {0, 0}}};
+  DeviceBuffer<optimized::Span> d_spans(spans.size());
+  d_spans.CopyFromHost(spans);
+  optimized::LevelState st;
+  st.level = 1;  // level 1 reads the buckets from `out`'s twin: LevelTarget(1) is out
+  st.overflow_count = 3;
+  DeviceBuffer<optimized::LevelState> d_state(1);
+  d_state.CopyFromHost(&st, 1);
+  DeviceBuffer<optimized::Segment> d_seg(1);
+  d_seg.FillBytes(0);
+  // Level 1 partitions into `out` and sorts from there into `out` (in place).
+  DeviceBuffer<std::uint32_t> sorted_in_place(keys);
+  const optimized::Buffers b{nullptr, part.data(), sorted_in_place.data()};
+  const optimized::Level lv{d_seg.data(), d_state.data(), true};
+  auto* count = reinterpret_cast<std::uint32_t*>(reinterpret_cast<char*>(d_state.data()) +
+                                                 offsetof(optimized::LevelState, overflow_count));
+  const optimized::SpanList list{d_spans.data(), count, 1};  // room for one entry
+  optimized::SortOverflow(lv, b, list, BucketSorter::kCounting, 16384, nullptr);
+  CUDA_CHECK(cudaDeviceSynchronize());
+  const std::vector<std::uint32_t> got = sorted_in_place.ToHost();
+  std::vector<std::uint32_t> want = keys;
+  std::sort(want.begin(), want.begin() + 8192);  // the one entry within the capacity
+  EXPECT_EQ(got, want) << "entries past the capacity were read";
+}
+
 TEST_F(OptimizedKernels, SurveyReducesOnlyMarkedSegments) {
   const std::vector<std::uint32_t> keys = Keys(100003, Distribution::kUniform);
   std::vector<optimized::Segment> segs(2);
@@ -566,7 +637,8 @@ TEST_F(OptimizedKernels, SurveyReducesOnlyMarkedSegments) {
   d_state.CopyFromHost(&st, 1);
   DeviceBuffer<std::uint32_t> d_part(keys);
   const optimized::Level lv{d_segs.data(), d_state.data(), true};
-  optimized::SurveySegments(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  optimized::SurveySegments(lv, optimized::Buffers{nullptr, d_part.data(), nullptr}, d_segs.data(),
+                            nullptr);
   std::vector<optimized::Segment> got = d_segs.ToHost();
   const auto [lo, hi] = std::minmax_element(keys.begin(), keys.begin() + 40000);
   EXPECT_EQ(got[0].range.min, *lo);
@@ -578,7 +650,8 @@ TEST_F(OptimizedKernels, SurveyReducesOnlyMarkedSegments) {
   d_state.CopyFromHost(&st, 1);
   segs[0].range = {0xFFFFFFFFu, 0};
   d_segs.CopyFromHost(segs);
-  optimized::SurveySegments(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  optimized::SurveySegments(lv, optimized::Buffers{nullptr, d_part.data(), nullptr}, d_segs.data(),
+                            nullptr);
   got = d_segs.ToHost();
   EXPECT_EQ(got[0].range.min, 0xFFFFFFFFu);
 }
@@ -603,7 +676,8 @@ optimized::KeyRange SurveyCore(const std::vector<std::uint32_t>& keys, std::uint
   d_state.CopyFromHost(&st, 1);
   DeviceBuffer<std::uint32_t> d_part(keys);
   const optimized::Level lv{d_segs.data(), d_state.data(), true};
-  optimized::SurveySegments(lv, {nullptr, d_part.data(), nullptr}, d_segs.data(), nullptr);
+  optimized::SurveySegments(lv, optimized::Buffers{nullptr, d_part.data(), nullptr}, d_segs.data(),
+                            nullptr);
   const optimized::Segment got = d_segs.ToHost()[0];
   const auto [lo, hi] = std::minmax_element(keys.begin(), keys.end());
   EXPECT_EQ(got.range.min, *lo);
@@ -722,23 +796,46 @@ TEST_F(OptimizedKernels, HistogramAndPartitionFollowTheCore) {
 
 // ---------------------------------------------------------------------- end-to-end tests
 
+/// Every way the chapter sorts: the naive variant, each stage, the default sort's alternatives
+/// and its DoubleBuffer form, and the library's forms.
 enum class Variant {
   kNaive,
-  kOptimized,
+  kBuckets,    // stage 1
+  kRanked,     // stage 2
+  kRegisters,  // stage 3
+  kLevels,     // stage 4
+  kCounting,   // stage 5
+  kOptimized,  // stage 6, the default
+  kOptimizedDoubleBuffer,
   kOptimizedBitonic,
   kOptimizedRadix,
   kOptimizedHostLoop,
   kOptimizedEqualWidths,
   kThrust,
-  kCub
+  kCub32,
+  kCub64,
+  kCubDoubleBuffer32,
+  kCubDoubleBuffer64,
 };
 
 std::string VariantName(Variant v) {
   switch (v) {
     case Variant::kNaive:
       return "Naive";
+    case Variant::kBuckets:
+      return "StageBuckets";
+    case Variant::kRanked:
+      return "StageRanked";
+    case Variant::kRegisters:
+      return "StageRegisters";
+    case Variant::kLevels:
+      return "StageLevels";
+    case Variant::kCounting:
+      return "StageCounting";
     case Variant::kOptimized:
       return "Optimized";
+    case Variant::kOptimizedDoubleBuffer:
+      return "OptDoubleBuffer";
     case Variant::kOptimizedBitonic:
       return "OptBitonic";
     case Variant::kOptimizedRadix:
@@ -749,13 +846,40 @@ std::string VariantName(Variant v) {
       return "OptEqualWidths";
     case Variant::kThrust:
       return "Thrust";
-    case Variant::kCub:
-      return "Cub";
+    case Variant::kCub32:
+      return "CubKeys32";
+    case Variant::kCub64:
+      return "CubKeys64";
+    case Variant::kCubDoubleBuffer32:
+      return "CubDoubleBuffer32";
+    case Variant::kCubDoubleBuffer64:
+      return "CubDoubleBuffer64";
   }
   return "Unknown";
 }
 
+/// The stage @p v runs, if it is one.
+std::optional<Stage> StageOf(Variant v) {
+  switch (v) {
+    case Variant::kBuckets:
+      return Stage::kBuckets;
+    case Variant::kRanked:
+      return Stage::kRanked;
+    case Variant::kRegisters:
+      return Stage::kRegisters;
+    case Variant::kLevels:
+      return Stage::kLevels;
+    case Variant::kCounting:
+      return Stage::kCounting;
+    default:
+      return std::nullopt;
+  }
+}
+
 optimized::Options OptionsOf(Variant v) {
+  if (const auto stage = StageOf(v); stage && *stage >= Stage::kLevels) {
+    return optimized::OptionsFor(*stage);
+  }
   optimized::Options o;
   if (v == Variant::kOptimizedBitonic) o.sorter = BucketSorter::kBitonic;
   if (v == Variant::kOptimizedRadix) o.sorter = BucketSorter::kRadix;
@@ -764,14 +888,18 @@ optimized::Options OptionsOf(Variant v) {
   return o;
 }
 
+/// Whether @p v runs through an `optimized::Workspace` (its levels can be read back).
 bool IsOptimized(Variant v) {
-  return v == Variant::kOptimized || v == Variant::kOptimizedBitonic ||
+  return v == Variant::kLevels || v == Variant::kCounting || v == Variant::kOptimized ||
+         v == Variant::kOptimizedDoubleBuffer || v == Variant::kOptimizedBitonic ||
          v == Variant::kOptimizedRadix || v == Variant::kOptimizedHostLoop ||
          v == Variant::kOptimizedEqualWidths;
 }
 
 /// Sorts @p keys with @p v (the input copied to the device at offset @p in_offset, the output
 /// written at @p out_offset) and returns the sorted keys; @p levels gets the optimized levels.
+/// The DoubleBuffer forms sort the input copy in place, with the output array as their second
+/// buffer, and the keys are read from whichever buffer holds them.
 std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& keys,
                                    int* levels = nullptr, std::size_t in_offset = 0,
                                    std::size_t out_offset = 0,
@@ -781,14 +909,23 @@ std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& 
   padded.insert(padded.end(), keys.begin(), keys.end());
   DeviceBuffer<std::uint32_t> d_in(padded), d_out(n + out_offset);
   d_out.FillBytes(0xFF);
-  const std::uint32_t* in = d_in.data() + in_offset;
+  std::uint32_t* in = d_in.data() + in_offset;
   std::uint32_t* out = d_out.data() + out_offset;
+  const std::uint32_t* result = out;
   if (v == Variant::kNaive) {
     naive::Workspace ws(n, naive::kDefaultBuckets);
     naive::Sort(in, out, n, ws, nullptr);
+  } else if (StageOf(v) && *StageOf(v) <= Stage::kRegisters) {
+    StageSorter sorter(*StageOf(v), n);
+    sorter.Sort(in, out, n, nullptr);
   } else if (IsOptimized(v)) {
     optimized::Workspace ws(n, OptionsOf(v));
-    optimized::Sort(in, out, n, ws, nullptr);
+    if (v == Variant::kOptimizedDoubleBuffer) {
+      optimized::SortDoubleBuffer(in, out, n, ws, nullptr);
+      result = in;
+    } else {
+      optimized::Sort(in, out, n, ws, nullptr);
+    }
     EXPECT_EQ(ws.Errors(nullptr), 0u) << "a level bound was exceeded";
     if (levels != nullptr) *levels = n > 0 ? ws.LevelsUsed(nullptr) : 0;
     if (first != nullptr) *first = ws.ReadFirstSegment(nullptr);
@@ -797,11 +934,19 @@ std::vector<std::uint32_t> RunSort(Variant v, const std::vector<std::uint32_t>& 
     library::ThrustSort(in, out, n, ws, nullptr);
   } else {
     library::Workspace ws(n);
-    library::CubRadixSort(in, out, n, ws, nullptr);
+    const bool wide = v == Variant::kCub64 || v == Variant::kCubDoubleBuffer64;
+    if (v == Variant::kCub32 || v == Variant::kCub64) {
+      library::CubSortKeys(in, out, n, wide, ws, nullptr);
+    } else {
+      result = library::CubSortDoubleBuffer(in, out, n, wide, ws, nullptr);
+    }
   }
   CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<std::uint32_t> got = d_out.ToHost();
-  return std::vector<std::uint32_t>(got.begin() + out_offset, got.end());
+  std::vector<std::uint32_t> got(n);
+  if (n > 0) {
+    CUDA_CHECK(cudaMemcpy(got.data(), result, n * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  }
+  return got;
 }
 
 struct SortCase {
@@ -825,14 +970,17 @@ std::vector<SortCase> SortCases() {
   const std::vector<std::size_t> sizes = {0,     1,     2,      1023,     4096,          4097,
                                           16385, 36865, 100003, 1u << 20, (1u << 23) + 5};
   for (Variant v :
-       {Variant::kNaive, Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
-        Variant::kOptimizedHostLoop, Variant::kThrust, Variant::kCub}) {
+       {Variant::kNaive, Variant::kBuckets, Variant::kRanked, Variant::kRegisters, Variant::kLevels,
+        Variant::kCounting, Variant::kOptimized, Variant::kOptimizedDoubleBuffer,
+        Variant::kOptimizedBitonic, Variant::kOptimizedRadix, Variant::kOptimizedHostLoop,
+        Variant::kThrust, Variant::kCub32, Variant::kCub64, Variant::kCubDoubleBuffer32,
+        Variant::kCubDoubleBuffer64}) {
     for (Distribution d : staged::AllDistributions()) {
       for (std::size_t n : sizes) {
+        // The large sizes: every stage and the default sort, and CUB's first form.
         const bool large = n > 100003;
-        if (large && v != Variant::kOptimized && v != Variant::kCub && v != Variant::kNaive) {
-          continue;
-        }
+        const bool staged_variant = StageOf(v).has_value() || v == Variant::kOptimized;
+        if (large && !staged_variant && v != Variant::kCub32 && v != Variant::kNaive) continue;
         cases.push_back({v, d, n});
       }
     }
@@ -884,14 +1032,15 @@ TEST_P(SortVariant, OffsetPointers) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Ch03, SortVariant,
-                         ::testing::Values(Variant::kNaive, Variant::kOptimized,
-                                           Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
-                                           Variant::kOptimizedHostLoop, Variant::kThrust,
-                                           Variant::kCub),
-                         [](const ::testing::TestParamInfo<Variant>& info) {
-                           return VariantName(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Ch03, SortVariant,
+    ::testing::Values(Variant::kNaive, Variant::kBuckets, Variant::kRanked, Variant::kRegisters,
+                      Variant::kLevels, Variant::kCounting, Variant::kOptimized,
+                      Variant::kOptimizedDoubleBuffer, Variant::kOptimizedBitonic,
+                      Variant::kOptimizedRadix, Variant::kOptimizedHostLoop, Variant::kThrust,
+                      Variant::kCub32, Variant::kCub64, Variant::kCubDoubleBuffer32,
+                      Variant::kCubDoubleBuffer64),
+    [](const ::testing::TestParamInfo<Variant>& info) { return VariantName(info.param); });
 
 /// An adversarial input for the optimized variants.
 struct AdversaryCase {
@@ -930,8 +1079,10 @@ TEST_P(SortAdversary, WithinLevelBound) {
 INSTANTIATE_TEST_SUITE_P(
     Ch03, SortAdversary, ::testing::ValuesIn([] {
       std::vector<AdversaryCase> cases;
-      for (Variant v : {Variant::kOptimized, Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
-                        Variant::kOptimizedHostLoop, Variant::kOptimizedEqualWidths}) {
+      for (Variant v :
+           {Variant::kLevels, Variant::kCounting, Variant::kOptimized,
+            Variant::kOptimizedDoubleBuffer, Variant::kOptimizedBitonic, Variant::kOptimizedRadix,
+            Variant::kOptimizedHostLoop, Variant::kOptimizedEqualWidths}) {
         for (Adversary a : {Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
           for (std::size_t n : {33u * 3000u, 2u << 20}) cases.push_back({v, a, n});
         }
@@ -1047,6 +1198,37 @@ TEST_F(FirstMap, ClustersSortInOneLevelWhateverTheSeed) {
   }
 }
 
+TEST_F(FirstMap, TheChoiceIsPublishedBesideThePlannedSegment) {
+  // Level 0's histogram reads the segment the host planned and writes its choice to a record of
+  // its own: after a sort whose sample calls for splitters, the planned segment still has equal
+  // widths and the host's bucket count, and the published one has the splitters.
+  const std::vector<std::uint32_t> keys = AdversarialKeys(1u << 20, Adversary::kSpike, kTestSeed);
+  optimized::Workspace ws(keys.size());
+  DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
+  optimized::Sort(in.data(), out.data(), keys.size(), ws, nullptr);
+  ASSERT_EQ(out.ToHost(), Sorted(keys));
+  const optimized::Segment planned = ws.first_segment.ToHost()[0];
+  EXPECT_EQ(planned.sampled, optimized::kEqualWidths);
+  EXPECT_EQ(planned.buckets, ws.first_plan().buckets);
+  const optimized::Segment published = ws.ReadFirstSegment(nullptr);
+  EXPECT_EQ(published.sampled, optimized::kSplitters);
+  EXPECT_EQ(published.buckets, 2 * published.splitters + 1);
+  EXPECT_EQ(published.range.min, planned.range.min);
+  EXPECT_EQ(published.range.max, planned.range.max);
+}
+
+TEST_F(FirstMap, ANarrowCrowdWithAFarKeySortsInOneLevelAtEverySize) {
+  // The outlier adversary (1024 values and one far key) at the sizes where the core's buckets
+  // hold 3 values each: rounding once gave the first core bucket 4, over the tile's target, and
+  // a second level.
+  for (std::size_t n = 699000; n <= 721000; n += 2750) {
+    const std::vector<std::uint32_t> keys = AdversarialKeys(n, Adversary::kOutlier, kTestSeed);
+    int levels = 0;
+    ASSERT_EQ(RunSort(Variant::kOptimized, keys, &levels), Sorted(keys)) << "n " << n;
+    EXPECT_EQ(levels, 1) << "n " << n;
+  }
+}
+
 TEST_F(FirstMap, AWorkspaceChoosesAgainForEachInput) {
   // A crowded input, then a spread one, then the crowded one again, on one workspace: each sort
   // chooses its own map and buckets (the choice is written on every call, not kept).
@@ -1124,6 +1306,35 @@ TEST_F(OptimizedWorkspace, ReusedAcrossSizesAndOutputs) {
       ASSERT_EQ(got, Sorted(keys)) << "n " << n;
     }
   }
+  // The deeper levels read the arrays from the workspace's record: the graph was built for the
+  // first allocation and again after the workspace grew for 3M keys, not for each output.
+  EXPECT_EQ(ws.graph.builds, 2);
+}
+
+TEST_F(OptimizedWorkspace, DoubleBufferSortsInPlaceWithTheDeeperGraph) {
+  // The DoubleBuffer form after and before the two-array form on one workspace (one graph):
+  // the keys end in the input array, sorted, through the deeper levels and through level 0's
+  // buckets of one value (which it cannot write to the array it is still reading).
+  for (const bool sampled : {false, true}) {
+    optimized::Options options;
+    options.sample_first = sampled;
+    const std::vector<std::uint32_t> skewed = Keys(3000017, Distribution::kSkewed);
+    const std::vector<std::uint32_t> powers =
+        AdversarialKeys(1u << 20, Adversary::kPowers, kTestSeed);
+    optimized::Workspace ws(skewed.size(), options);
+    for (const std::vector<std::uint32_t>* keys : {&skewed, &powers, &skewed}) {
+      const std::size_t n = keys->size();
+      DeviceBuffer<std::uint32_t> a(*keys), b(n), out(n);
+      out.FillBytes(0xFF);
+      optimized::Sort(a.data(), out.data(), n, ws, nullptr);
+      ASSERT_EQ(out.ToHost(), Sorted(*keys));
+      b.FillBytes(0xEE);
+      optimized::SortDoubleBuffer(a.data(), b.data(), n, ws, nullptr);
+      EXPECT_EQ(ws.Errors(nullptr), 0u);
+      ASSERT_EQ(a.ToHost(), Sorted(*keys)) << (sampled ? "sampled" : "equal widths") << " n " << n;
+    }
+    EXPECT_EQ(ws.graph.builds, 1);
+  }
 }
 
 TEST_F(OptimizedWorkspace, ConcurrentSortsOnTwoStreams) {
@@ -1166,7 +1377,9 @@ TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
         const std::size_t n = keys->size();
         optimized::Workspace ws(n, options);
         EXPECT_EQ(ws.limits().name, profile.name);
-        EXPECT_EQ(ws.partition(), optimized::ChoosePartition(ws.limits()));
+        // A Turing block holds 64 KiB, too little for the rank tile; every later one holds it.
+        EXPECT_EQ(ws.partition(), profile.cc == 75 ? optimized::PartitionPath::kScatter
+                                                   : optimized::PartitionPath::kRankTile);
         DeviceBuffer<std::uint32_t> in(*keys), out(n);
         out.FillBytes(0xFF);
         optimized::Sort(in.data(), out.data(), n, ws, nullptr);
@@ -1214,7 +1427,7 @@ TEST_F(OptimizedWorkspace, ErrorsReachTheCaller) {
 
 TEST_F(OptimizedWorkspace, CountsSplitIntoWholeLines) {
   // The matrix, the totals and the starts share one allocation: each starts on a 128-byte line,
-  // holds at least what the planner bounds it by, and the three end where the allocation does.
+  // holds what the planner bounds it by, and the three end where the allocation does.
   for (const std::size_t n : {std::size_t{1}, std::size_t{4097}, std::size_t{1000003}}) {
     optimized::Workspace ws(n);
     const optimized::Counts c = ws.counts();
@@ -1223,12 +1436,16 @@ TEST_F(OptimizedWorkspace, CountsSplitIntoWholeLines) {
     EXPECT_EQ(at(c.totals) % 128, 0u) << "n = " << n;
     EXPECT_EQ(at(c.starts) % 128, 0u) << "n = " << n;
     EXPECT_EQ(c.matrix, ws.count_words.data());
-    EXPECT_EQ(c.totals, c.matrix + ws.matrix_capacity());
-    EXPECT_EQ(c.starts, c.totals + ws.bucket_capacity());
-    EXPECT_EQ(c.starts + ws.bucket_capacity(), ws.count_words.data() + ws.count_words.size());
-    EXPECT_GE(ws.matrix_capacity(),
+    EXPECT_EQ(c.totals, c.matrix + ws.matrix_stride());
+    EXPECT_EQ(c.starts, c.totals + ws.bucket_stride());
+    EXPECT_EQ(c.starts + ws.bucket_stride(), ws.count_words.data() + ws.count_words.size());
+    EXPECT_EQ(ws.matrix_capacity(),
               optimized::MatrixCapacity(n, BucketSorter::kCounting, ws.limits()));
-    EXPECT_GE(ws.bucket_capacity(), optimized::BucketCapacity(n));
+    EXPECT_EQ(ws.bucket_capacity(), optimized::BucketCapacity(n));
+    EXPECT_GE(ws.matrix_stride(), ws.matrix_capacity());
+    EXPECT_LT(ws.matrix_stride(), ws.matrix_capacity() + 32);
+    EXPECT_GE(ws.bucket_stride(), ws.bucket_capacity());
+    EXPECT_LT(ws.bucket_stride(), ws.bucket_capacity() + 32);
   }
 }
 
@@ -1247,15 +1464,13 @@ TEST_F(OptimizedWorkspace, ReusedLargeWorkspaceScansOnlyTheLevel) {
   EXPECT_EQ(ws.Errors(nullptr), 0u);
   EXPECT_GE(ws.LevelsUsed(nullptr), 2) << "the skewed cluster needs a deeper level";
   EXPECT_EQ(out.ToHost(), Sorted(keys));
-  // Past the deepest level's entries the buffer is as the poison left it.
-  const optimized::LevelState st = ws.ReadState(nullptr);
+  // Each level's scan wrote the starts of its own buckets only (hundreds, not the 1M-odd of
+  // the workspace): the starts' last entry, and the matrix's, are as the poison left them.
   const std::vector<std::uint32_t> words = ws.count_words.ToHost();
-  const std::size_t matrix_end = ws.matrix_capacity(),
-                    totals_end = matrix_end + ws.bucket_capacity();
-  EXPECT_EQ(words[matrix_end - 1], 0xFFFFFFFFu) << "the matrix's last entry";
-  EXPECT_LT(st.matrix, ws.matrix_capacity());
-  EXPECT_EQ(words[totals_end - 1], 0xFFFFFFFFu) << "the totals' last entry";
-  EXPECT_LT(st.buckets, ws.bucket_capacity());
+  const optimized::Counts c = ws.counts();
+  const std::size_t starts_at = static_cast<std::size_t>(c.starts - ws.count_words.data());
+  EXPECT_EQ(words[starts_at + ws.bucket_capacity() - 1], 0xFFFFFFFFu) << "the starts' last entry";
+  EXPECT_EQ(words[ws.matrix_capacity() - 1], 0xFFFFFFFFu) << "the matrix's last entry";
 }
 
 TEST_F(OptimizedWorkspace, BackToBackSortsWithoutSynchronisation) {
@@ -1331,7 +1546,12 @@ TEST(SortLargest, TwoTo32MinusOneKeys) {
                  << " of device memory (an H200 has it)";
   }
   DeviceBuffer<std::uint32_t> in(n), out(n);
-  optimized::Workspace ws(n);
+  // Equal widths at level 0 for the first input: its bucket of all but one key goes on to
+  // level 1 as a span of over 2^32 - kChunk keys (with a sample, level 0 would write it as a
+  // bucket of one value at once).
+  optimized::Options equal;
+  equal.sample_first = false;
+  optimized::Workspace ws(n, equal);
   // All 5 but one 0xFFFFFFFF.
   FillKeysKernel<<<4096, 256>>>(in.data(), n, 5u, false);
   CUDA_CHECK_LAST_LAUNCH();
@@ -1348,6 +1568,7 @@ TEST(SortLargest, TwoTo32MinusOneKeys) {
   CUDA_CHECK(cudaMemcpy(&first, out.data(), sizeof(first), cudaMemcpyDeviceToHost));
   EXPECT_EQ(last, top);
   EXPECT_EQ(first, 5u);
+  EXPECT_EQ(ws.LevelsUsed(nullptr), 2) << "the long bucket went on to level 1";
   // Uniform keys.
   FillKeysKernel<<<4096, 256>>>(in.data(), n, 0u, true);
   CUDA_CHECK_LAST_LAUNCH();

@@ -170,17 +170,17 @@ __global__ void __launch_bounds__(1024)
  * memory sizeof(SampleShared).
  * @pre the marked segments' ranges are {0xFFFFFFFF, 0} (PlanLevelKernel sets them so).
  * @param[in] lv the level
- * @param[in] b the sort's arrays (reads `LevelSource`)
+ * @param[in] arrays the sort's arrays (reads `LevelSource`)
  * @param[in,out] segments the level's table (ranges of marked segments, cores of sampled ones)
  * Reads 4 bytes per key of the marked segments, and kSampleKeys keys per sampled one.
  */
 __global__ void __launch_bounds__(kChunkThreads)
-    SurveySegmentsKernel(Level lv, Buffers b, Segment* segments) {
+    SurveySegmentsKernel(Level lv, ArraysRef arrays, Segment* segments) {
   __shared__ ch01::KeyOf<std::uint32_t> s_min[kChunkThreads / 32], s_max[kChunkThreads / 32];
   __shared__ SampleShared sample;
   if (lv.state->minmax_segments == 0) return;  // the usual case: every span was reduced
   const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
-  const std::uint32_t* keys = LevelSource(b, level);
+  const std::uint32_t* keys = LevelSource(arrays.Get(), level);
   for (WorkQueue queue; queue.Next(false, nullptr, num + lv.state->chunks, nullptr);) {
     if (queue.item() < num) {
       const Segment seg = segments[queue.item()];
@@ -219,10 +219,11 @@ void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void SurveySegments(const Level& lv, const Buffers& b, Segment* segments, cudaStream_t stream) {
+void SurveySegments(const Level& lv, const ArraysRef& arrays, Segment* segments,
+                    cudaStream_t stream) {
   const unsigned grid =
       staged::ResidentBlocks(reinterpret_cast<const void*>(SurveySegmentsKernel), kChunkThreads, 0);
-  SurveySegmentsKernel<<<grid, kChunkThreads, 0, stream>>>(lv, b, segments);
+  SurveySegmentsKernel<<<grid, kChunkThreads, 0, stream>>>(lv, arrays, segments);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
@@ -240,10 +241,10 @@ PlanParams ParamsFor(Workspace& ws, bool first) {
 }
 }  // namespace
 
-void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& params,
-                        cudaStream_t stream) {
+void EnqueueDeeperLevel(Workspace& ws, const PlanParams& params, cudaStream_t stream) {
   // snippet-begin: ch03-level-body
   const Level lv{ws.segments.data(), ws.state.data(), true};
+  const ArraysRef b(ws.arrays.data());  // written by level 0's histogram
   const BucketSorter sorter = ws.options().sorter;
   const std::uint32_t overflow_keys = OverflowTile(sorter, ws.limits()).keys;
   SurveySegments(lv, b, ws.segments.data(), stream);
@@ -266,7 +267,7 @@ void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& param
 namespace {
 
 /// Builds the graph: PlanLevel (first), then WHILE(condition) { one deeper level }.
-cudaGraphExec_t BuildDeeperGraph(Workspace& ws, const Buffers& b) {
+cudaGraphExec_t BuildDeeperGraph(Workspace& ws) {
   staged::Stream capture;
   cudaGraph_t graph = nullptr;
   cudaGraphExec_t exec = nullptr;
@@ -297,7 +298,7 @@ cudaGraphExec_t BuildDeeperGraph(Workspace& ws, const Buffers& b) {
     params.first = false;
     CUDA_CHECK(cudaStreamBeginCaptureToGraph(capture.get(), body, nullptr, nullptr, 0,
                                              cudaStreamCaptureModeRelaxed));
-    EnqueueDeeperLevel(ws, b, params, capture.get());
+    EnqueueDeeperLevel(ws, params, capture.get());
     CUDA_CHECK(cudaStreamEndCapture(capture.get(), &body));
     // snippet-end: ch03-while-node
     CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
@@ -317,38 +318,39 @@ cudaGraphExec_t BuildDeeperGraph(Workspace& ws, const Buffers& b) {
 }
 
 /// The host-driven loop: plan, read the plan back, run a level, until a plan is empty.
-void HostLoop(Workspace& ws, const Buffers& b, cudaStream_t stream) {
+void HostLoop(Workspace& ws, cudaStream_t stream) {
   // snippet-begin: ch03-host-loop
   PlanLevel(ws.Spans(), ws.segments.data(), ws.state.data(), ParamsFor(ws, true), stream);
   while (ws.ReadState(stream).num_segments > 0) {
-    EnqueueDeeperLevel(ws, b, ParamsFor(ws, false), stream);
+    EnqueueDeeperLevel(ws, ParamsFor(ws, false), stream);
   }
   // snippet-end: ch03-host-loop
 }
 
 }  // namespace
 
-void RunDeeperLevels(Workspace& ws, const Buffers& in_b, cudaStream_t stream) {
-  const Buffers b{nullptr, in_b.part, in_b.out};  // deeper levels never read the input
+void RunDeeperLevels(Workspace& ws, cudaStream_t stream) {
   if (!ws.options().device_loop || ws.graph.unavailable) {
-    HostLoop(ws, b, stream);
+    HostLoop(ws, stream);
     return;
   }
-  if (ws.graph.exec == nullptr || ws.graph.out != b.out || ws.graph.generation != ws.generation()) {
+  // The graph's kernels read the workspace's records only: it is rebuilt only when the
+  // workspace reallocates them.
+  if (ws.graph.exec == nullptr || ws.graph.generation != ws.generation()) {
     if (ws.graph.exec != nullptr) CUDA_CHECK(cudaGraphExecDestroy(ws.graph.exec));
     ws.graph.exec = nullptr;
     try {
-      ws.graph.exec = BuildDeeperGraph(ws, b);
+      ws.graph.exec = BuildDeeperGraph(ws);
     } catch (const std::exception& e) {
       // Older drivers lack conditional nodes: the host loop gives the same result.
       std::fprintf(stderr, "ch03: deeper levels run from the host (no device loop: %s)\n",
                    e.what());
       ws.graph.unavailable = true;
-      HostLoop(ws, b, stream);
+      HostLoop(ws, stream);
       return;
     }
-    ws.graph.out = b.out;
     ws.graph.generation = ws.generation();
+    ++ws.graph.builds;
   }
   CUDA_CHECK(cudaGraphLaunch(ws.graph.exec, stream));
 }

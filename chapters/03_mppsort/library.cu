@@ -1,11 +1,15 @@
 /**
  * @file library.cu
- * @brief The baselines, each at its best: cub::DeviceRadixSort::SortKeys with preallocated
- *        scratch and a 32-bit item count (the `vs_library` reference), and thrust::sort with a
- *        preallocated allocator and no stream synchronisation.
+ * @brief The baselines, each at its best: cub::DeviceRadixSort::SortKeys in each of its forms
+ *        (keys to a second array, or a DoubleBuffer that overwrites the input) with a 32-bit and
+ *        a 64-bit item count, with preallocated scratch; and thrust::sort with a preallocated
+ *        allocator and no stream synchronisation.
  *
- * Both run on the caller's stream and neither allocates nor synchronises the host once its
- * workspace exists, so they are timed under the same conditions as mppSort.
+ * The faster count width depends on the size: CUB picks its kernels' offset types and tuning by
+ * the count's type, so the driver times every form and compares mppSort with the fastest that
+ * keeps its input (and its DoubleBuffer form with the fastest DoubleBuffer row). All run on the
+ * caller's stream and none allocates or synchronises the host once its workspace exists, so they
+ * are timed under the same conditions as mppSort.
  */
 #include <thrust/device_ptr.h>
 #include <thrust/execution_policy.h>
@@ -16,27 +20,28 @@
 #include <cstdint>
 #include <cub/device/device_radix_sort.cuh>
 #include <stdexcept>
+#include <vector>
 
-#include "chapters/03_mppsort/mppsort.cuh"
+#include "chapters/03_mppsort/library.cuh"
 #include "common/cuda_check.hpp"
 
 namespace ch03::library {
 
 namespace {
 
-/// Bytes CUB asks for to sort up to @p n keys with the count types `CubRadixSort` passes (a
-/// 32-bit count up to INT_MAX keys, a 64-bit one beyond).
+/// Bytes CUB asks for to sort up to @p n keys in any form and count width it can take.
 std::size_t CubTempBytes(std::size_t n) {
   const auto* keys_in = static_cast<const std::uint32_t*>(nullptr);
   auto* keys_out = static_cast<std::uint32_t*>(nullptr);
-  std::size_t narrow = 0, wide = 0;
-  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, narrow, keys_in, keys_out,
-                                            static_cast<int>(std::min<std::size_t>(n, INT_MAX))));
-  if (n > INT_MAX) {
-    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, wide, keys_in, keys_out,
-                                              static_cast<std::int64_t>(n)));
-  }
-  return std::max(narrow, wide);
+  cub::DoubleBuffer<std::uint32_t> keys(nullptr, nullptr);
+  const int narrow_n = static_cast<int>(std::min<std::size_t>(n, INT_MAX));
+  const auto wide_n = static_cast<std::int64_t>(n);
+  std::size_t bytes[4] = {};
+  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes[0], keys_in, keys_out, narrow_n));
+  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes[1], keys_in, keys_out, wide_n));
+  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes[2], keys, narrow_n));
+  CUDA_CHECK(cub::DeviceRadixSort::SortKeys(nullptr, bytes[3], keys, wide_n));
+  return *std::max_element(bytes, bytes + 4);
 }
 
 /// Bytes thrust::sort allocates for @p n keys: a second key buffer (rounded to 128 bytes) and
@@ -88,21 +93,57 @@ void ThrustSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, 
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void CubRadixSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
-                  cudaStream_t stream) {
+const std::vector<CubEntry>& CubEntries() {
+  static const std::vector<CubEntry> entries = {
+      {CubForm::kKeys32, "library:cub-keys32", true, false},
+      {CubForm::kKeys64, "library:cub-keys64", true, true},
+      {CubForm::kDoubleBuffer32, "library:cub-dbuf32", false, false},
+      {CubForm::kDoubleBuffer64, "library:cub-dbuf64", false, true},
+  };
+  return entries;
+}
+
+void CubSortKeys(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, bool wide_count,
+                 Workspace& ws, cudaStream_t stream) {
   if (n == 0) return;
+  if (!CountHolds(n, wide_count)) {
+    throw std::invalid_argument("CubSortKeys: a 32-bit count holds at most INT_MAX keys");
+  }
   std::size_t bytes = ws.cub_temp.size();
   // snippet-begin: ch03-cub
-  // A 32-bit count where n allows: a 64-bit one selects wider offsets and a slower kernel.
-  if (n <= INT_MAX) {
-    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.cub_temp.data(), bytes, d_in, d_out,
-                                              static_cast<int>(n), 0, 32, stream));
-  } else {
+  // The count's type picks CUB's offset type and its tuning: both widths are timed.
+  if (wide_count) {
     CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.cub_temp.data(), bytes, d_in, d_out,
                                               static_cast<std::int64_t>(n), 0, 32, stream));
+  } else {
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.cub_temp.data(), bytes, d_in, d_out,
+                                              static_cast<int>(n), 0, 32, stream));
   }
   // snippet-end: ch03-cub
   CUDA_CHECK_LAST_LAUNCH();
+}
+
+std::uint32_t* CubSortDoubleBuffer(std::uint32_t* d_keys, std::uint32_t* d_alt, std::size_t n,
+                                   bool wide_count, Workspace& ws, cudaStream_t stream) {
+  if (n == 0) return d_keys;
+  if (!CountHolds(n, wide_count)) {
+    throw std::invalid_argument("CubSortDoubleBuffer: a 32-bit count holds at most INT_MAX keys");
+  }
+  std::size_t bytes = ws.cub_temp.size();
+  // snippet-begin: ch03-cub-double-buffer
+  // The DoubleBuffer form ping-pongs between the two arrays and leaves the keys in whichever
+  // the last pass wrote: no copy back, and the input is lost.
+  cub::DoubleBuffer<std::uint32_t> keys(d_keys, d_alt);
+  if (wide_count) {
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.cub_temp.data(), bytes, keys,
+                                              static_cast<std::int64_t>(n), 0, 32, stream));
+  } else {
+    CUDA_CHECK(cub::DeviceRadixSort::SortKeys(ws.cub_temp.data(), bytes, keys, static_cast<int>(n),
+                                              0, 32, stream));
+  }
+  // snippet-end: ch03-cub-double-buffer
+  CUDA_CHECK_LAST_LAUNCH();
+  return keys.Current();
 }
 
 }  // namespace ch03::library

@@ -1,11 +1,12 @@
 /**
  * @file mppsort.cuh
- * @brief Chapter 03 contract: mppSort, a bucket sort of 32-bit keys in five kernels.
+ * @brief Chapter 03 contract: mppSort, a bucket sort of 32-bit keys in five kernels, and its six
+ *        stages.
  *
- * The five steps (the Portuguese report): (1) per-block bucket histograms over [min, max] plus the global
- * histogram, (2) scan of the global histogram, (3) column scan of the per-block histogram
- * matrix, (4) scatter of each key into its bucket's slot, (5) a bitonic sort of each bucket,
- * one block per bucket. Every variant sorts `d_in[0, n)` into `d_out[0, n)`; any n in
+ * The five steps (the Portuguese report): (1) per-block bucket histograms over [min, max] plus
+ * the global histogram, (2) scan of the global histogram, (3) column scan of the per-block
+ * histogram matrix, (4) scatter of each key into its bucket's slot, (5) a bitonic sort of each
+ * bucket, one block per bucket. Every variant sorts `d_in[0, n)` into `d_out[0, n)`; any n in
  * [0, kMaxKeys].
  *
  * @code
@@ -20,20 +21,49 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "chapters/01_minmax_reduction/minmax.cuh"
 #include "chapters/03_mppsort/plan.hpp"
-#include "chapters/03_mppsort/stage_timer.hpp"
+#include "chapters/03_mppsort/step_timer.hpp"
 #include "chapters/03_mppsort/workspace.hpp"
 #include "common/device_buffer.hpp"
+#include "common/device_limits.hpp"
 #include "common/stream.hpp"
 
 namespace ch03 {
 
 /// Largest n any variant accepts: bucket offsets are 32-bit counts.
 inline constexpr std::uint64_t kMaxKeys = 0xFFFFFFFFull;
+
+// snippet-begin: ch03-stages
+/// The stages from the report's five kernels to the default sort, one idea each. Each is a
+/// runnable variant (`StageSorter`) with its own row, `optimized:<name>`.
+enum class Stage {
+  kBuckets = 1,  ///< computed buckets and one scan (stage1_buckets.cu)
+  kRanked,       ///< a ranked partition that writes runs (stage2_ranked.cu)
+  kRegisters,    ///< the bitonic tile in registers, and h from n (stage3_registers.cu)
+  kLevels,       ///< oversized buckets bucketed again, levels planned on the GPU (levels.cu)
+  kCounting,     ///< the counting sort on chip (counting_tile.cuh)
+  kSampled,      ///< level 0's buckets from a sample of the keys (first_map.cuh): the default
+};
+// snippet-end: ch03-stages
+/// A stage: its number, the word of its row and of `--stage`, and its idea in a line.
+struct StageInfo {
+  Stage stage;       ///< the stage
+  const char* name;  ///< `buckets`, `ranked`, ...
+  const char* idea;  ///< what it adds
+};
+/// Every stage, in order.
+const std::vector<StageInfo>& AllStages();
+/// The stage named @p name (`StageInfo::name`); throws `staged::UsageError` otherwise.
+/// @param[in] name the word
+Stage ParseStage(const std::string& name);
+/// Stages 1 to 3 sort a bucket over their tile in global memory (the naive variant's fallback):
+/// the driver runs them up to this many keys, where few buckets are oversized.
+inline constexpr std::uint64_t kOneLevelMaxKeys = std::uint64_t{16} << 20;
 
 // snippet-begin: ch03-bucket-limit
 /// Bucket limit i (0 <= i <= h) of the naive table: `min + floor(i * R / h)` with
@@ -137,6 +167,13 @@ inline constexpr std::uint32_t kMaxRows = 1024;
 inline constexpr std::uint32_t kTile = 8192;
 /// Threads of every naive block.
 inline constexpr int kThreads = 1024;
+/// Smallest power of two >= @p x (at least 2): the length of a bitonic network over x keys.
+/// @param[in] x a length
+__host__ __device__ inline std::uint64_t PowerOfTwoAtLeast(std::uint64_t x) {
+  std::uint64_t m = 2;
+  while (m < x) m *= 2;
+  return m;
+}
 
 /// Device scratch of one naive sort of up to `capacity` keys with `buckets` buckets.
 struct Workspace {
@@ -217,6 +254,20 @@ void Partition(const std::uint32_t* d_in, std::size_t n, const std::uint32_t* d_
 void SegmentedBitonicSort(const std::uint32_t* d_in, std::uint32_t* d_out,
                           const std::uint32_t* d_shg, std::uint32_t h, std::size_t n,
                           cudaStream_t stream);
+/// Sorts every bucket of more than @p tile keys (the ones `SegmentedBitonicSort` or a stage's
+/// on-chip sort skipped) in global memory: reads the bucket starts back (one synchronisation),
+/// copies each such bucket from @p d_part to @p d_out and sorts it there with
+/// `GlobalBitonicSort`. Buckets as in `SegmentedBitonicSort`.
+/// @param[in] d_part partitioned keys
+/// @param[out] d_out where the sorted buckets go
+/// @param[in] d_starts bucket starts (device)
+/// @param[in] h buckets
+/// @param[in] n keys
+/// @param[in] tile the most keys the on-chip sort took
+/// @param[in] stream stream
+void SortOversizedBuckets(const std::uint32_t* d_part, std::uint32_t* d_out,
+                          const std::uint32_t* d_starts, std::uint32_t h, std::size_t n,
+                          std::uint32_t tile, cudaStream_t stream);
 /// Sorts @p d_out[begin, begin + len) in place by a bitonic network in global memory, one
 /// launch per step (the path for buckets larger than kTile).
 /// @param[in,out] d_out keys
@@ -235,16 +286,19 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
           cudaStream_t stream);
 }  // namespace naive
 
-/// Arithmetic buckets, chapter 01's min/max, chapter 02's scan, shared-memory ranking before a
-/// coalesced scatter, an on-chip bitonic (or radix) sort of each bucket, and deeper levels
-/// planned and looped on the device. Its pieces: plan.hpp (tiles, bucket counts, the records
-/// the kernels read), workspace.hpp (`Workspace`, `Options`), steps.cuh (one launcher per step),
-/// stage_timer.hpp (`StageTimer`).
+/// Stages 4 to 6 (and the default sort): levels planned on the device, the counting sort on
+/// chip, level 0 from a sample. Its pieces: plan.hpp (tiles, bucket counts, the records the
+/// kernels read), workspace.hpp (`Workspace`, `Options`), steps.cuh (one launcher per step),
+/// step_timer.hpp (`StepTimer`).
 namespace optimized {
-/// Sorts @p d_in[0, n) into @p d_out: level 0 over [min, max] from the host's plan, then levels
-/// over the oversized buckets planned on the device until none is left. Queues work on
-/// @p stream only: no allocation and no host synchronisation, except in the first call with a
-/// new n or a new output array (level 0's records, the deeper levels' graph) and with
+/// The options that run @p stage (4 to 6): the bitonic tile at stage 4, the counting tile from
+/// stage 5, level 0's sample at stage 6 (the default options).
+/// @param[in] stage kLevels, kCounting or kSampled
+Options OptionsFor(Stage stage);
+/// Sorts @p d_in[0, n) into @p d_out: level 0 from the host's plan, then levels over the
+/// oversized buckets planned on the device until none is left. Queues work on @p stream only: no
+/// allocation and no host synchronisation, except in the first call with a new n (level 0's
+/// records) or after the workspace grew (the deeper levels' graph), and with
 /// `Options::device_loop == false` (one read-back per level). The workspace's bounds hold any
 /// input of up to kMaxKeys keys in at most `LevelBound` levels; should one ever be reached, the
 /// sort stops with buckets unsorted and reports it where the caller can see it after
@@ -254,56 +308,19 @@ namespace optimized {
 /// @param[in] n keys, <= kMaxKeys
 /// @param[in] ws scratch (grows when n exceeds its capacity)
 /// @param[in] stream stream
-/// @param[in] timer when not null, each stage is bracketed by events
+/// @param[in] timer when not null, each step is bracketed by events
 void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
-          cudaStream_t stream, StageTimer* timer = nullptr);
+          cudaStream_t stream, StepTimer* timer = nullptr);
+/// `Sort` under CUB's DoubleBuffer contract: sorts @p d_keys[0, n) in place, with @p d_alt as
+/// the partition buffer (its contents are lost); the sorted keys are in @p d_keys.
+/// @param[in,out] d_keys the keys, then the sorted keys
+/// @param[out] d_alt n keys of scratch (not overlapping @p d_keys)
+/// @param[in] n keys, <= kMaxKeys
+/// @param[in] ws scratch (its own partition buffer is not used)
+/// @param[in] stream stream
+/// @param[in] timer when not null, each step is bracketed by events
+void SortDoubleBuffer(std::uint32_t* d_keys, std::uint32_t* d_alt, std::size_t n, Workspace& ws,
+                      cudaStream_t stream, StepTimer* timer = nullptr);
 }  // namespace optimized
-
-/// The baselines, at their best: preallocated scratch, 32-bit counts, no host synchronisation.
-namespace library {
-/// A thrust allocator that hands out one preallocated device block (thrust::sort of 32-bit keys
-/// asks for exactly one temporary block per call), so no cudaMalloc/cudaFree runs inside a sort.
-class PreallocatedAllocator {
- public:
-  using value_type = char;  ///< thrust allocates bytes
-  /// @param[in] bytes size of the block
-  explicit PreallocatedAllocator(std::size_t bytes);
-  /// Returns the block; throws `std::logic_error` when it is in use or too small.
-  /// @param[in] bytes bytes thrust asks for
-  char* allocate(std::ptrdiff_t bytes);
-  /// Marks the block free again.
-  /// @param[in] p the block
-  /// @param[in] bytes ignored
-  void deallocate(char* p, std::size_t bytes);
-
- private:
-  staged::DeviceBuffer<char> block_;
-  bool in_use_ = false;
-};
-/// Scratch of the library sorts for up to `capacity` keys.
-struct Workspace {
-  /// @param[in] capacity largest n
-  explicit Workspace(std::size_t capacity);
-  staged::DeviceBuffer<unsigned char> cub_temp;  ///< DeviceRadixSort scratch
-  PreallocatedAllocator thrust_alloc;            ///< thrust::sort's temporary block
-};
-/// Copies @p d_in to @p d_out and sorts it with thrust::sort (CUB's radix sort underneath, with
-/// a 64-bit count), on @p stream, with the workspace's allocator and no synchronisation.
-/// @param[in] d_in keys
-/// @param[out] d_out sorted keys
-/// @param[in] n keys, <= the workspace's capacity
-/// @param[in] ws scratch
-/// @param[in] stream stream
-void ThrustSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
-                cudaStream_t stream);
-/// cub::DeviceRadixSort::SortKeys of @p d_in into @p d_out, 32-bit count when n <= INT_MAX.
-/// @param[in] d_in keys
-/// @param[out] d_out sorted keys
-/// @param[in] n keys, <= the workspace's capacity
-/// @param[in] ws scratch
-/// @param[in] stream stream
-void CubRadixSort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
-                  cudaStream_t stream);
-}  // namespace library
 
 }  // namespace ch03

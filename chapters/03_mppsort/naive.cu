@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <climits>
 #include <stdexcept>
+#include <vector>
 
 #include "chapters/01_minmax_reduction/block_minmax.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
@@ -76,14 +77,6 @@ __device__ void BlellochScan(std::uint32_t* xy, std::uint32_t m) {
     }
   }
   __syncthreads();
-}
-
-/// Smallest power of two >= @p x (at least 2).
-/// @param[in] x a length
-__host__ __device__ inline std::uint64_t PowerOfTwoAtLeast(std::uint64_t x) {
-  std::uint64_t m = 2;
-  while (m < x) m *= 2;
-  return m;
 }
 
 // ------------------------------------------------------------------ step 0: min and max
@@ -289,41 +282,6 @@ __global__ void SegmentedBitonicSortKernel(const std::uint32_t* in, std::uint32_
   // snippet-end: ch03-naive-bitonic
 }
 
-/**
- * @brief One step of a bitonic network over d[0, len) in global memory, in the "flip" form
- *        where every comparator is ascending, so the virtual 0xFFFFFFFF padding past len never
- *        moves and comparators that touch it are skipped.
- * @par Launch configuration
- * Any grid; threads loop over the m / 2 comparators (m = power of two >= len).
- * @param[in,out] d keys
- * @param[in] len keys
- * @param[in] m padded length
- * @param[in] k merge size of this step
- * @param[in] j comparator distance (k / 2 with @p flip)
- * @param[in] flip first step of a merge: element i of a k-run meets element k - 1 - i
- */
-__global__ void GlobalBitonicStepKernel(std::uint32_t* d, std::uint64_t len, std::uint64_t m,
-                                        std::uint64_t k, std::uint64_t j, bool flip) {
-  for (std::uint64_t p = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; p < m / 2;
-       p += std::uint64_t{gridDim.x} * blockDim.x) {
-    std::uint64_t lo, hi;
-    if (flip) {
-      const std::uint64_t base = (p / j) * k, o = p % j;
-      lo = base + o;
-      hi = base + k - 1 - o;
-    } else {
-      lo = 2 * p - (p & (j - 1));
-      hi = lo + j;
-    }
-    if (hi >= len) continue;  // partner is padding: already in order
-    const std::uint32_t a = d[lo], b = d[hi];
-    if (a > b) {
-      d[lo] = b;
-      d[hi] = a;
-    }
-  }
-}
-
 // ------------------------------------------------------------------ launchers
 
 Workspace::Workspace(std::size_t cap, std::uint32_t h)
@@ -399,19 +357,6 @@ void SegmentedBitonicSort(const std::uint32_t* d_in, std::uint32_t* d_out,
   CUDA_CHECK_LAST_LAUNCH();
 }
 
-void GlobalBitonicSort(std::uint32_t* d_out, std::size_t begin, std::size_t len,
-                       cudaStream_t stream) {
-  if (len < 2) return;
-  const std::uint64_t m = PowerOfTwoAtLeast(len);
-  const auto blocks = static_cast<unsigned>(std::min<std::uint64_t>((m / 2 + 255) / 256, 4096));
-  for (std::uint64_t k = 2; k <= m; k *= 2) {
-    for (std::uint64_t j = k / 2; j > 0; j /= 2) {
-      GlobalBitonicStepKernel<<<blocks, 256, 0, stream>>>(d_out + begin, len, m, k, j, j == k / 2);
-      CUDA_CHECK_LAST_LAUNCH();
-    }
-  }
-}
-
 // ------------------------------------------------------------------ the sort
 
 void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
@@ -427,21 +372,7 @@ void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Worksp
   Partition(d_in, n, ws.minmax.data(), h, rows, chunk, ws.shg.data(), ws.psv.data(), ws.part.data(),
             stream);
   SegmentedBitonicSort(ws.part.data(), d_out, ws.shg.data(), h, n, stream);
-  // snippet-begin: ch03-naive-fallback
-  // Buckets over the shared tile: the Portuguese report would truncate them; sort them in global memory.
-  std::vector<std::uint32_t> starts(h);
-  CUDA_CHECK(cudaMemcpyAsync(starts.data(), ws.shg.data(), h * sizeof(std::uint32_t),
-                             cudaMemcpyDeviceToHost, stream));
-  CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (std::uint32_t b = 0; b < h; ++b) {
-    const std::size_t end = b + 1 < h ? starts[b + 1] : n;
-    const std::size_t len = end - starts[b];
-    if (len <= kTile) continue;
-    CUDA_CHECK(cudaMemcpyAsync(d_out + starts[b], ws.part.data() + starts[b],
-                               len * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, stream));
-    GlobalBitonicSort(d_out, starts[b], len, stream);
-  }
-  // snippet-end: ch03-naive-fallback
+  SortOversizedBuckets(ws.part.data(), d_out, ws.shg.data(), h, n, kTile, stream);
 }
 
 }  // namespace ch03::naive

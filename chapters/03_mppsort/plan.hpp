@@ -156,6 +156,9 @@ struct Segment {
   std::uint32_t splitters = 0;    ///< m values, when sampled == kSplitters (2m + 1 buckets)
   std::uint32_t core_low = 1;     ///< buckets below the core, when sampled == kCore
   std::uint32_t core_high = 1;    ///< buckets above the core, when sampled == kCore
+  /// The core buckets' scale when they hold a whole number of values each (level 0's kCore,
+  /// `CorePieces::scale`), else 0: equal widths over the core
+  std::uint64_t core_scale = 0;
 };
 
 /// Values of `Segment::sampled`.
@@ -169,6 +172,17 @@ enum BucketMapKind : std::uint32_t {
   /// 2j + 1 holds the keys equal to value j (all equal: final once partitioned), bucket 2j the
   /// keys strictly between values j - 1 and j. Level 0 only.
   kSplitters = 2,
+};
+
+/// The three key arrays of a sort. Level 0 reads `in`; level k >= 1 reads what level k - 1
+/// partitioned (its oversized buckets stayed there); each level partitions into the array it
+/// does not read, and the sort step always writes `out`. `in` may be `out` (the DoubleBuffer
+/// form, `SortDoubleBuffer`): level 0 then writes nothing to `out` before its partition has
+/// read every key.
+struct Buffers {
+  const std::uint32_t* in;  ///< the input (written only where it is also `out`)
+  std::uint32_t* part;      ///< partition buffer
+  std::uint32_t* out;       ///< the sorted output
 };
 
 /// A bucket too large for the tile, left for the next level.

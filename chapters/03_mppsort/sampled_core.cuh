@@ -130,13 +130,15 @@ __device__ __forceinline__ void LoadSplitters(const Level& lv, std::uint32_t* co
 /// @param[in] low buckets below the core, >= 1
 /// @param[in] high buckets above the core, >= 1
 /// @param[in] buckets h of the segment, >= low + high + 1
+/// @param[in] scale the core buckets' scale (`CorePieces::scale`), or 0 for equal widths over
+///            the core, `BucketScale(core.min, core.max, buckets - low - high)`
 __host__ __device__ inline CoreMap CoreMapOf(const KeyRange& range, const KeyRange& core,
                                              std::uint32_t low, std::uint32_t high,
-                                             std::uint32_t buckets) {
+                                             std::uint32_t buckets, std::uint64_t scale = 0) {
   const std::uint32_t above = buckets - high;
   return CoreMap{core.min,
                  core.max,
-                 BucketScale(core.min, core.max, above - low),
+                 scale != 0 ? scale : BucketScale(core.min, core.max, above - low),
                  low,
                  above,
                  range.min,
@@ -164,7 +166,7 @@ __device__ __forceinline__ void WithBucketMap(const Segment& seg, std::uint32_t*
   if (seg.sampled == kSplitters) {
     work(SplitterMapOf(SplitterWords(counters), seg.splitters));
   } else if (seg.sampled == kCore) {
-    work(CoreMapOf(seg.range, seg.core, seg.core_low, seg.core_high, seg.buckets));
+    work(CoreMapOf(seg.range, seg.core, seg.core_low, seg.core_high, seg.buckets, seg.core_scale));
   } else {
     work(EqualWidthMap{seg.range.min, BucketScale(seg.range.min, seg.range.max, seg.buckets)});
   }
@@ -215,11 +217,22 @@ __host__ __device__ inline std::uint32_t PieceBuckets(std::uint32_t samples,
 
 /// A level-0 core map's three pieces (`CoreMapOf`'s arguments but the range).
 struct CorePieces {
-  KeyRange core;       ///< the core, the crowd's samples widened by a margin each side
-  std::uint32_t low;   ///< buckets below the core
-  std::uint32_t over;  ///< buckets over the core
-  std::uint32_t high;  ///< buckets above the core
+  KeyRange core;        ///< the core, the crowd's samples widened by a margin each side
+  std::uint32_t low;    ///< buckets below the core
+  std::uint32_t over;   ///< buckets over the core
+  std::uint32_t high;   ///< buckets above the core
+  std::uint64_t scale;  ///< the core buckets' scale: `WholeValuesScale`, or equal widths
 };
+
+/// The scale of buckets of @p per_bucket values each: ceil(2^32 / per_bucket). Key offset x
+/// then goes to bucket floor(x * scale / 2^32), and x + per_bucket to the next bucket or
+/// later, so that no bucket holds more than @p per_bucket values; where that scale rounds up
+/// (per_bucket not a power of two), a bucket may hold one value fewer. (floor(h 2^32 / R),
+/// `BucketScale`, rounds the other way: a bucket may hold one value more than R / h.)
+/// @param[in] per_bucket values per bucket, >= 1
+__host__ __device__ constexpr std::uint64_t WholeValuesScale(std::uint64_t per_bucket) {
+  return ((std::uint64_t{1} << 32) + per_bucket - 1) / per_bucket;
+}
 
 // snippet-begin: ch03-core-pieces
 /**
@@ -228,8 +241,8 @@ struct CorePieces {
  *        sample widened each side by one of its buckets (at least @p min_margin values), so that
  *        the crowd's keys beyond its extreme samples (about one sample's worth each side) fall
  *        into the core's end buckets, not into the piece next to it; and the core's buckets hold
- *        a whole number of values each, so that rounding never gives a bucket one value more
- *        than planned (a narrow crowd gets a bucket per value).
+ *        at most a whole number of values each (`WholeValuesScale`), so that rounding never
+ *        gives a bucket more values than planned (a narrow crowd gets a bucket per value).
  * @param[in] range level 0's [min, max]
  * @param[in] crowd the crowd's smallest and largest sample, within @p range
  * @param[in] min_margin fewest values to widen the core by each side (clamped to @p range)
@@ -256,9 +269,13 @@ __host__ __device__ inline CorePieces PlanCorePieces(const KeyRange& range, cons
   p.high = p.core.max < range.max ? PieceBuckets(above, buckets) : 1;
   const std::uint64_t values = std::uint64_t{p.core.max} - p.core.min + 1;
   const std::uint64_t per_bucket = values / planned > 0 ? values / planned : 1;  // values
-  const std::uint64_t over = (values + per_bucket - 1) / per_bucket;             // >= planned
+  // The buckets the scale gives (the last one's index, plus one): at least planned.
+  p.scale = WholeValuesScale(per_bucket);
+  const std::uint64_t over = (((values - 1) * p.scale) >> 32) + 1;
   const std::uint32_t room = max_buckets > p.low + p.high ? max_buckets - p.low - p.high : 0;
   p.over = over < room ? static_cast<std::uint32_t>(over) : room;
+  // No room for a whole number of values per bucket: equal widths over what is left.
+  if (over > room) p.scale = 0;
   return p;
 }
 // snippet-end: ch03-core-pieces

@@ -13,35 +13,59 @@
 namespace ch03::optimized {
 
 /// Level 0's sample (`Options::sample_first`): h0 and the core map's most buckets for
-/// `ChooseFirstMap`, and where the histogram's first block publishes the choice for the later
-/// steps. `buckets` is 0 at the deeper levels and where level 0 keeps its equal widths.
+/// `ChooseFirstMap`. `buckets` is 0 at the deeper levels and where level 0 keeps its equal
+/// widths.
 struct FirstSample {
-  std::uint32_t buckets = 0;        ///< h0
-  std::uint32_t max_buckets = 0;    ///< `FirstLevelPlan::max_buckets`
-  Segment* segment = nullptr;       ///< level 0's segment (the same as `Level::segments`)
-  std::uint32_t* values = nullptr;  ///< room for kMaxFewValues values (the same as `splitters`)
+  std::uint32_t buckets = 0;      ///< h0
+  std::uint32_t max_buckets = 0;  ///< `FirstLevelPlan::max_buckets`
+};
+
+/// Whether level 0's partition may write a bucket it knows is final straight to `out`: not when
+/// `out` is the input that the partition is still reading.
+/// @param[in] b the sort's arrays
+__host__ __device__ __forceinline__ bool WritesFinalBuckets(const Buffers& b) {
+  return b.in != b.out;
+}
+
+/// The sort's arrays as a kernel receives them: by value at level 0, whose launches the host
+/// makes for each sort, and from a record in device memory at the deeper levels, whose launches
+/// a CUDA graph replays (so that one graph serves any input and output array). Level 0's
+/// histogram writes the record (`Level::Publish::arrays`).
+struct ArraysRef {
+  /// A level-0 launch's arrays, by value.
+  /// @param[in] b the arrays
+  ArraysRef(const Buffers& b) : value(b) {}  // NOLINT: implicit, as a level-0 launch takes them
+  /// The deeper levels' arrays, from @p r (written before the kernels run).
+  /// @param[in] r the record
+  explicit ArraysRef(const Buffers* r) : record(r) {}
+  Buffers value{};                  ///< the arrays (used when `record` is null)
+  const Buffers* record = nullptr;  ///< where the deeper levels read them
+  /// The arrays.
+  __device__ __forceinline__ Buffers Get() const { return record != nullptr ? *record : value; }
+};
+
+/// Level 0's histogram only: where its first block writes what the later steps read, records no
+/// block of that kernel reads.
+struct Publish {
+  Segment* segment = nullptr;       ///< level 0's segment with the bucket map the sample chose
+  std::uint32_t* values = nullptr;  ///< room for kMaxFewValues splitters (`kSplitters`)
+  Buffers* arrays = nullptr;        ///< the deeper levels' `ArraysRef::record`
 };
 
 /// What every kernel of a level gets: the segment table and the level's state (both in device
 /// memory), and whether the grid is resident (`dynamic`: levels planned on the device, whose
 /// item counts only the device knows) or one block per item (level 0).
 struct Level {
-  const Segment* segments;  ///< the level's segment table
-  LevelState* state;        ///< level number, totals, work queues
-  bool dynamic;             ///< true: a resident grid loops over the level's items
+  /// The level's segment table. Level 0's histogram reads the segment that the host and the
+  /// min/max pass wrote; level 0's later steps read the copy it publishes (`publish`).
+  const Segment* segments;
+  LevelState* state;  ///< level number, totals, work queues
+  bool dynamic;       ///< true: a resident grid loops over the level's items
   /// The splitters of segment 0 when it is bucketed by them (`kSplitters`: level 0 only, whose
   /// one segment is the input), else unused; may be null at the deeper levels
   const std::uint32_t* splitters = nullptr;
   FirstSample first{};  ///< level 0's sample, if it takes one
-};
-
-/// The three key arrays of a sort. Level 0 reads `in`; level k >= 1 reads what level k - 1
-/// partitioned (its oversized buckets stayed there); each level partitions into the array it
-/// does not read, and the sort step always writes `out`.
-struct Buffers {
-  const std::uint32_t* in;  ///< the input (never written)
-  std::uint32_t* part;      ///< partition buffer
-  std::uint32_t* out;       ///< the sorted output
+  Publish publish{};    ///< level 0's histogram only
 };
 
 /// Where level @p level reads its keys: `in` at level 0, then `part` and `out` in turn.

@@ -25,11 +25,11 @@ class Workspace;
 /// Step 1: for every segment that is not all-equal, counts each chunk's keys per bucket into the
 /// chunk's row of the matrix and adds them to the level's bucket totals.
 /// @param[in] lv the level
-/// @param[in] b the sort's arrays (the level reads `LevelSource`)
+/// @param[in] arrays the sort's arrays (the level reads `LevelSource`)
 /// @param[in,out] counts the level's matrix (written) and bucket totals (zero on entry)
 /// @param[in] items the level's chunks (used when !lv.dynamic)
 /// @param[in] stream stream
-void Histogram(const Level& lv, const Buffers& b, const Counts& counts, std::uint32_t items,
+void Histogram(const Level& lv, const ArraysRef& arrays, const Counts& counts, std::uint32_t items,
                cudaStream_t stream);
 
 /// Step 4: moves each chunk's keys of bucket b to `LevelTarget`, into a run of bucket b that the
@@ -39,12 +39,12 @@ void Histogram(const Level& lv, const Buffers& b, const Counts& counts, std::uin
 /// (`PartitionPath::kScatter`, for GPUs whose blocks cannot hold the tile). An all-equal segment
 /// (min == max) is final: it is copied to `out`.
 /// @param[in] lv the level
-/// @param[in] b the sort's arrays
+/// @param[in] arrays the sort's arrays
 /// @param[in,out] counts the level's matrix, bucket totals (zero on return) and starts
 /// @param[in] path the kernel (`ChoosePartition` of the planning limits)
 /// @param[in] items the level's chunks (used when !lv.dynamic)
 /// @param[in] stream stream
-void Partition(const Level& lv, const Buffers& b, const Counts& counts, PartitionPath path,
+void Partition(const Level& lv, const ArraysRef& arrays, const Counts& counts, PartitionPath path,
                std::uint32_t items, cudaStream_t stream);
 
 /// Step 5: sorts every bucket of at most `tile.keys` keys on chip from `LevelTarget` into `out`;
@@ -53,7 +53,7 @@ void Partition(const Level& lv, const Buffers& b, const Counts& counts, Partitio
 /// when it has at most kBlockMinMaxKeys keys (or is copied to `out` when all equal), unreduced
 /// when longer.
 /// @param[in] lv the level
-/// @param[in] b the sort's arrays
+/// @param[in] arrays the sort's arrays
 /// @param[in] starts the level's scanned bucket totals (`BucketStart`)
 /// @param[in] list where oversized buckets go
 /// @param[in] overflow where buckets for the overflow tile go (`SortOverflow` sorts them)
@@ -62,7 +62,7 @@ void Partition(const Level& lv, const Buffers& b, const Counts& counts, Partitio
 /// @param[in] overflow_keys the overflow tile (`OverflowTile(sorter, limits).keys`), or 0
 /// @param[in] items the level's buckets (used when !lv.dynamic)
 /// @param[in] stream stream
-void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* starts,
+void SortBuckets(const Level& lv, const ArraysRef& arrays, const std::uint32_t* starts,
                  const SpanList& list, const SpanList& overflow, BucketSorter sorter,
                  std::uint32_t tile_keys, std::uint32_t overflow_keys, std::uint32_t items,
                  cudaStream_t stream);
@@ -71,22 +71,23 @@ void SortBuckets(const Level& lv, const Buffers& b, const std::uint32_t* starts,
 /// tile (a resident grid taking the list's entries in turn). Does nothing when the list's
 /// capacity or @p overflow_keys is 0.
 /// @param[in] lv the level (its state counts the list's entries)
-/// @param[in] b the sort's arrays
+/// @param[in] arrays the sort's arrays
 /// @param[in] overflow the list `SortBuckets` filled
 /// @param[in] sorter counting, radix or bitonic
 /// @param[in] overflow_keys the overflow tile (`OverflowTile(sorter, limits).keys`)
 /// @param[in] stream stream
-void SortOverflow(const Level& lv, const Buffers& b, const SpanList& overflow, BucketSorter sorter,
-                  std::uint32_t overflow_keys, cudaStream_t stream);
+void SortOverflow(const Level& lv, const ArraysRef& arrays, const SpanList& overflow,
+                  BucketSorter sorter, std::uint32_t overflow_keys, cudaStream_t stream);
 
 /// Surveys every segment marked `needs_minmax` (a span longer than kBlockMinMaxKeys): its min and
 /// max, one block per chunk folding into the segment's range with atomicMin/atomicMax, and, for
 /// a segment planned `Segment::sampled`, its core from a sorted sample of its keys.
 /// @param[in] lv the level (dynamic: planned on the device)
-/// @param[in] b the sort's arrays
+/// @param[in] arrays the sort's arrays
 /// @param[in,out] segments the level's table (the same as lv.segments)
 /// @param[in] stream stream
-void SurveySegments(const Level& lv, const Buffers& b, Segment* segments, cudaStream_t stream);
+void SurveySegments(const Level& lv, const ArraysRef& arrays, Segment* segments,
+                    cudaStream_t stream);
 
 /// What `PlanLevel` needs besides the lists.
 struct PlanParams {
@@ -117,20 +118,20 @@ void PlanLevel(const SpanList& list, Segment* segments, LevelState* state, const
 /// totals into its starts (`ExclusiveScanDeviceCount`: their number is read on the device),
 /// Partition, SortBuckets,
 /// SortOverflow, then PlanLevel for the next one. The body of the deeper levels' loop.
-/// @param[in] ws the sort's workspace (tables, matrix, lists)
-/// @param[in] b the sort's arrays
+/// @param[in] ws the sort's workspace (tables, matrix, lists, and the record of the sort's
+///            arrays that level 0's histogram wrote)
 /// @param[in] params the closing PlanLevel's parameters (graph condition)
 /// @param[in] stream stream (or a capturing one)
-void EnqueueDeeperLevel(Workspace& ws, const Buffers& b, const PlanParams& params,
-                        cudaStream_t stream);
+void EnqueueDeeperLevel(Workspace& ws, const PlanParams& params, cudaStream_t stream);
 
 /// Runs levels 1, 2, ... after level 0: PlanLevel, then while it planned segments another level.
 /// With `Options::device_loop` this is one launch of a CUDA graph whose WHILE node's condition
 /// PlanLevel sets, so the host never waits; otherwise (or when the graph cannot be built) the
-/// host reads each plan back and stops when it is empty.
+/// host reads each plan back and stops when it is empty. The levels read the sort's arrays from
+/// the workspace's record (`Workspace::arrays`), so the graph is built once per workspace
+/// allocation and serves every input and output array.
 /// @param[in] ws the sort's workspace
-/// @param[in] b the sort's arrays
 /// @param[in] stream stream
-void RunDeeperLevels(Workspace& ws, const Buffers& b, cudaStream_t stream);
+void RunDeeperLevels(Workspace& ws, cudaStream_t stream);
 
 }  // namespace ch03::optimized

@@ -13,8 +13,10 @@ namespace ch03::optimized {
 
 Workspace::Workspace(std::size_t capacity, Options options)
     : first_segment(1),
+      first_published(1),
       first_state(1),
       splitters(kMaxFewValues),
+      arrays(1),
       state(1),
       span_count(1),
       h_state(1),
@@ -28,6 +30,9 @@ Workspace::Workspace(std::size_t capacity, Options options)
   // PlanLevel empties it again).
   state.FillBytes(0);
   span_count.FillBytes(0);
+  first_published.FillBytes(0);
+  splitters.FillBytes(0);
+  arrays.FillBytes(0);
 }
 
 Workspace::~Workspace() {
@@ -41,11 +46,21 @@ void Workspace::Allocate(std::size_t capacity) {
   const auto whole_lines = [](std::uint64_t words) {
     return (words + kLineWords - 1) / kLineWords * kLineWords;
   };
-  matrix_capacity_ = whole_lines(MatrixCapacity(capacity, options_.sorter, limits_));
+  matrix_capacity_ = MatrixCapacity(capacity, options_.sorter, limits_);
+  bucket_capacity_ = BucketCapacity(capacity);
+  matrix_stride_ = whole_lines(matrix_capacity_);
+  bucket_stride_ = whole_lines(bucket_capacity_);
   span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter, limits_));
   part = staged::DeviceBuffer<std::uint32_t>(capacity);
-  bucket_capacity_ = whole_lines(BucketCapacity(capacity));
-  count_words = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_ + 2 * bucket_capacity_);
+  counts_pool_.reset();  // before the allocation it describes goes
+  count_words = staged::DeviceBuffer<std::uint32_t>(matrix_stride_ + 2 * bucket_stride_);
+  // The pieces as the sanitizer sees them: no kernel may touch the padding between them.
+  constexpr std::size_t kWord = sizeof(std::uint32_t);
+  const Counts pieces = counts();
+  counts_pool_.emplace(count_words.data(), count_words.size() * kWord, "ch03 counts");
+  counts_pool_->Region(pieces.matrix, matrix_capacity_ * kWord);
+  counts_pool_->Region(pieces.totals, bucket_capacity_ * kWord);
+  counts_pool_->Region(pieces.starts, bucket_capacity_ * kWord);
   // Chapter 01's scratch: a buffer of its own (its launcher resets the counter it keeps there
   // on every call).
   minmax_temp = staged::DeviceBuffer<unsigned char>(
@@ -115,8 +130,8 @@ LevelState Workspace::ReadState(cudaStream_t stream) {
 
 Segment Workspace::ReadFirstSegment(cudaStream_t stream) {
   Segment seg;
-  CUDA_CHECK(
-      cudaMemcpyAsync(&seg, first_segment.data(), sizeof(Segment), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaMemcpyAsync(&seg, first_published.data(), sizeof(Segment), cudaMemcpyDeviceToHost,
+                             stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
   return seg;
 }

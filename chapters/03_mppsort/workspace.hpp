@@ -6,8 +6,9 @@
  * Everything a sort of up to `capacity` keys needs is allocated by the constructor, so that
  * `Sort` allocates nothing and never synchronises the host: level 0's tables are written when n
  * changes (a synchronous copy of two small records, outside any timed loop), and the graph of
- * the deeper levels is built on the first sort into a new output array. A workspace serves one
- * sort at a time; concurrent sorts need one workspace each.
+ * the deeper levels is built on the first sort after an allocation (it reads the sort's arrays
+ * from a record, so it serves any input and output). A workspace serves one sort at a time;
+ * concurrent sorts need one workspace each.
  */
 #pragma once
 
@@ -15,10 +16,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "chapters/03_mppsort/plan.hpp"
 #include "common/device_buffer.hpp"
+#include "common/sanitizer_pool.hpp"
 
 namespace ch03::optimized {
 
@@ -68,14 +71,19 @@ class Workspace {
   /// The deeper levels' overflow list (`OverflowTile`; capacity 0 when the sorter has none),
   /// counted in the deeper state.
   SpanList Overflow();
-  /// Entries of the histogram matrix (`MatrixCapacity`, rounded up to whole 128-byte lines).
+  /// Entries of the histogram matrix any level may use (`MatrixCapacity`).
   std::uint64_t matrix_capacity() const { return matrix_capacity_; }
-  /// Entries of the bucket totals and of the starts (`BucketCapacity`, rounded up likewise).
+  /// Entries of the bucket totals and of the starts any level may use (`BucketCapacity`).
   std::uint64_t bucket_capacity() const { return bucket_capacity_; }
+  /// Words from the start of one piece of `count_words` to the next: its capacity rounded up
+  /// to whole 128-byte lines, as separate allocations would start (matrix, then totals).
+  std::uint64_t matrix_stride() const { return matrix_stride_; }
+  /// The same for the bucket totals.
+  std::uint64_t bucket_stride() const { return bucket_stride_; }
   /// The matrix, bucket totals and starts, as the steps take them (`count_words`, split).
   Counts counts() {
     std::uint32_t* words = count_words.data();
-    return Counts{words, words + matrix_capacity_, words + matrix_capacity_ + bucket_capacity_};
+    return Counts{words, words + matrix_stride_, words + matrix_stride_ + bucket_stride_};
   }
   /// Entries of the span list and of the deeper segment table.
   std::uint32_t span_capacity() const { return span_capacity_; }
@@ -93,34 +101,40 @@ class Workspace {
   /// Levels the last sort ran (level 0 counts; synchronises @p stream).
   /// @param[in] stream the stream of the last sort
   int LevelsUsed(cudaStream_t stream) { return static_cast<int>(ReadState(stream).level); }
-  /// Level 0's segment as the last sort left it: its bucket map (`Segment::sampled`), buckets
-  /// and splitters (synchronises @p stream).
+  /// Level 0's segment as the last sort published it: its bucket map (`Segment::sampled`),
+  /// buckets and splitters (synchronises @p stream).
   /// @param[in] stream the stream of the last sort
   Segment ReadFirstSegment(cudaStream_t stream);
 
   staged::DeviceBuffer<std::uint32_t> part;  ///< partition buffer (n keys)
   /// The level's counts in one allocation: the chunk-major histogram matrix
-  /// (`matrix_capacity()` words), then the bucket totals and the bucket starts (the scanned
-  /// totals; `bucket_capacity()` words each). `counts()` splits it.
+  /// (`matrix_stride()` words), then the bucket totals and the bucket starts (the scanned
+  /// totals; `bucket_stride()` words each). `counts()` splits it. Each piece is a region of
+  /// an NVTX memory pool (`staged::SanitizerPool`), so that compute-sanitizer's memcheck checks
+  /// an access against its piece's bounds, as it would against a separate allocation's.
   staged::DeviceBuffer<std::uint32_t> count_words;
   staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch
   staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
-  staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment
-  staged::DeviceBuffer<LevelState> first_state;     ///< level 0's state
-  staged::DeviceBuffer<std::uint32_t> splitters;    ///< level 0's sampled values (kMaxFewValues)
-  staged::DeviceBuffer<Segment> segments;           ///< the deeper level's table
-  staged::DeviceBuffer<LevelState> state;           ///< the deeper level's state
-  staged::DeviceBuffer<Span> spans;                 ///< oversized buckets of a level
-  staged::DeviceBuffer<Span> overflow;              ///< buckets for the overflow tile
-  staged::DeviceBuffer<std::uint32_t> span_count;   ///< entries of `spans`
-  staged::PinnedBuffer<LevelState> h_state;         ///< host copy of `state`
+  staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment, as planned
+  /// Level 0's segment with the bucket map its histogram chose (`Publish::segment`)
+  staged::DeviceBuffer<Segment> first_published;
+  staged::DeviceBuffer<LevelState> first_state;   ///< level 0's state
+  staged::DeviceBuffer<std::uint32_t> splitters;  ///< level 0's sampled values (kMaxFewValues)
+  /// The sort's arrays, written by level 0's histogram and read by the deeper levels
+  staged::DeviceBuffer<Buffers> arrays;
+  staged::DeviceBuffer<Segment> segments;          ///< the deeper level's table
+  staged::DeviceBuffer<LevelState> state;          ///< the deeper level's state
+  staged::DeviceBuffer<Span> spans;                ///< oversized buckets of a level
+  staged::DeviceBuffer<Span> overflow;             ///< buckets for the overflow tile
+  staged::DeviceBuffer<std::uint32_t> span_count;  ///< entries of `spans`
+  staged::PinnedBuffer<LevelState> h_state;        ///< host copy of `state`
 
   /// The deeper levels' executable graph and what it was built for (levels.cu).
   struct DeeperGraph {
-    cudaGraphExec_t exec = nullptr;      ///< null until built
-    const std::uint32_t* out = nullptr;  ///< the output array baked into its kernels
-    std::uint64_t generation = ~0ull;    ///< the buffers baked into its kernels
-    bool unavailable = false;            ///< building failed once: use the host loop
+    cudaGraphExec_t exec = nullptr;    ///< null until built
+    std::uint64_t generation = ~0ull;  ///< the workspace buffers baked into its kernels
+    bool unavailable = false;          ///< building failed once: use the host loop
+    int builds = 0;                    ///< times it was built (once per allocation)
   };
   DeeperGraph graph;  ///< see `RunDeeperLevels`
 
@@ -129,9 +143,12 @@ class Workspace {
 
   Options options_;
   staged::DeviceLimits limits_;
+  std::optional<staged::SanitizerPool> counts_pool_;  // count_words' pieces, for memcheck
   std::size_t capacity_ = 0;
   std::uint64_t matrix_capacity_ = 0;
   std::uint64_t bucket_capacity_ = 0;
+  std::uint64_t matrix_stride_ = 0;
+  std::uint64_t bucket_stride_ = 0;
   std::uint32_t span_capacity_ = 0;
   std::size_t planned_n_ = 0;
   FirstLevelPlan first_plan_{};
