@@ -147,10 +147,10 @@ sanitize_one() {  # tool chapter index exe args...
   done
   if [[ "$exe" == */* ]]; then  # a test binary, relative to the build dir: run as listed
     env "${vars[@]}" "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      --print-limit 20 "$root/$build/$exe" "${args[@]}" <"$input" >"$log" 2>&1
+      --nvtx yes --print-limit 20 "$root/$build/$exe" "${args[@]}" <"$input" >"$log" 2>&1
   else
     env "${vars[@]}" "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
+      --nvtx yes --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
       <"$input" >"$log" 2>&1
   fi
   local rc=$?

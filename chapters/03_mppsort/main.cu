@@ -17,7 +17,7 @@
  * With `--cpu-reps 0` the CPU row is dropped and results are checked against a CPU LSD radix sort
  * (O(n)) instead of std::sort: the reference never comes from a GPU library.
  *
- * ch03_optimized's flags: `--stages all|none` (time every stage's row, or none), `--bucket-sort
+ * ch03_optimized's flags: `--stages all|none|1-3|4-6` (which stages get a row), `--bucket-sort
  * counting|bitonic|radix`, `--host-loop`, `--equal-widths` (the `optimized` row, renamed
  * `optimized-bitonic` etc.), `--workspace N` (also time the sort through a workspace sized for N
  * keys). Both executables: `--adversary powers|spike|outlier` (in place of `--dist`),
@@ -149,12 +149,13 @@ std::string TimeLibrary(ch03::Driver& d) {
   return dbuf;
 }
 
-/// The stage rows (`optimized:<stage>`), each sort on a workspace of its own, freed before the
-/// next one is made.
-void TimeStages(ch03::Driver& d) {
+/// The stage rows (`optimized:<stage>`) of stages 1 to 3 and of stages 4 to 6, as asked, each
+/// sort on a workspace of its own, freed before the next one is made.
+void TimeStages(ch03::Driver& d, bool one_level_stages, bool level_stages) {
   bool noted = false;
   for (const ch03::StageInfo& info : ch03::AllStages()) {
     const bool one_level = info.stage <= ch03::Stage::kRegisters;
+    if (!(one_level ? one_level_stages : level_stages)) continue;
     if (one_level && d.n() > ch03::kOneLevelMaxKeys) {
       if (!noted) {
         std::fprintf(stderr,
@@ -291,9 +292,9 @@ int Run(int argc, char** argv) {
     cli.AddFlag("skip-naive", &skip_naive,
                 "do not run the naive variant (slow on large n: its big buckets sort in global "
                 "memory)");
-    cli.AddChoice("stages", &stages, {"all", "none"},
-                  "time each stage as its own row, optimized:<stage> (stages 1-3 up to 16M "
-                  "keys), or none");
+    cli.AddChoice("stages", &stages, {"all", "none", "1-3", "4-6"},
+                  "which stages to time as rows of their own, optimized:<stage> (stages 1-3 "
+                  "only up to 16M keys)");
     cli.AddChoice("bucket-sort", &sorter_name, {"counting", "bitonic", "radix"},
                   "the optimized row's on-chip sort of each bucket (row optimized-bitonic, "
                   "optimized-radix)");
@@ -351,7 +352,7 @@ int Run(int argc, char** argv) {
         d.ungated());
   }
   if (is_optimized) {
-    if (stages == "all") TimeStages(d);
+    if (stages != "none") TimeStages(d, stages != "4-6", stages != "1-3");
     TimeOptimized(d, options, opt_name, reuse_capacity, dbuf_ref);
   }
   for (const SourceRow& paper : kSourceTable) {
