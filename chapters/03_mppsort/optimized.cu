@@ -45,12 +45,17 @@ Options OptionsFor(Stage stage) {
 
 namespace {
 
-/// Queues one sort of @p b.in into @p b.out (see `Sort`).
+/// Readies @p ws for @p n keys (`Workspace::Prepare`); false when there is nothing to sort.
+bool Prepare(std::size_t n, Workspace& ws) {
+  if (n > kMaxKeys) throw staged::InputError("mppSort: n must be at most 2^32 - 1 keys");
+  if (n == 0) return false;
+  ws.Prepare(n);  // allocates and plans level 0 only when n is new to this workspace
+  return true;
+}
+
+/// Queues one sort of @p b.in into @p b.out (see `Sort`) through a prepared workspace.
 void Enqueue(const Buffers& b, std::size_t n, Workspace& ws, cudaStream_t stream,
              StepTimer* timer) {
-  if (n > kMaxKeys) throw staged::InputError("mppSort: n must be at most 2^32 - 1 keys");
-  if (n == 0) return;
-  ws.Prepare(n);  // allocates and plans level 0 only when n is new to this workspace
   auto timed = [&](Step step, auto&& work) {
     if (timer != nullptr) timer->Begin(step, stream);
     work();
@@ -95,14 +100,15 @@ void Enqueue(const Buffers& b, std::size_t n, Workspace& ws, cudaStream_t stream
 
 void Sort(const std::uint32_t* d_in, std::uint32_t* d_out, std::size_t n, Workspace& ws,
           cudaStream_t stream, StepTimer* timer) {
-  Enqueue(Buffers{d_in, ws.part.data(), d_out}, n, ws, stream, timer);
+  // Prepared first: it may reallocate the partition buffer the sort's arrays name.
+  if (Prepare(n, ws)) Enqueue(Buffers{d_in, ws.part.data(), d_out}, n, ws, stream, timer);
 }
 
 void SortDoubleBuffer(std::uint32_t* d_keys, std::uint32_t* d_alt, std::size_t n, Workspace& ws,
                       cudaStream_t stream, StepTimer* timer) {
   // The input is the output: level 0 partitions it into d_alt, and every level's sort step
   // writes back into d_keys, whose keys level 0's partition has read by then.
-  Enqueue(Buffers{d_keys, d_alt, d_keys}, n, ws, stream, timer);
+  if (Prepare(n, ws)) Enqueue(Buffers{d_keys, d_alt, d_keys}, n, ws, stream, timer);
 }
 
 }  // namespace ch03::optimized
