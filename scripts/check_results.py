@@ -5,8 +5,10 @@
 - Every GPU row is a median of at least --min-reps repetitions. CPU rows (variants starting with
   `cpu`) may have fewer.
 - `vs_library` of every row equals a library reference row's median (same n and dist) divided by
-  its own median, to the CSV's rounding: in chapter 03 the reference is `library:cub`
-  (DeviceRadixSort), in chapter 04 `library:cublas`.
+  its own median, to the CSV's rounding: in chapter 04 the reference is `library:cublas`; in
+  chapter 03 it is the fastest CUB row of the row's contract, `library:cub-keys*` (the input
+  kept) or, for the DoubleBuffer rows (`-dbuf`), `library:cub-dbuf*`: so no CUB row of a
+  contract may be faster than its reference (its own vs_library at most 1).
 - No row's `pct_peak` is above 100: a ceiling a kernel beats is not a ceiling (the probe that
   measured it, or the row's traffic model, is wrong).
 - docs/results/device.csv holds one row with the measured copy, read and FP32 ceilings.
@@ -21,7 +23,15 @@ import sys
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-LIBRARY_REF = {"03_mppsort": "library:cub", "04_matmul_global_vs_shared": "library:cublas"}
+# A chapter's reference rows: one variant, or a function of the row that gives the prefix of the
+# variants its reference is the fastest of.
+LIBRARY_REF = {
+    "03_mppsort": lambda variant: ("library:cub-dbuf" if "-dbuf" in variant
+                                   else "library:cub-keys"),
+    "04_matmul_global_vs_shared": "library:cublas",
+}
+# Results measured before CUB had a row per form name its SortKeys row `library:cub`.
+LEGACY_REF = {"library:cub-keys": "library:cub"}
 
 
 HEADER = ("chapter,variant,n,dist,seed,median_ms,min_ms,max_ms,reps,throughput,unit,pct_peak,"
@@ -40,11 +50,28 @@ def self_test():
         "a row that failed verification": (good.replace(",yes", ",no"), 1),
         "a GPU row of 3 reps": (good.replace(",10,", ",3,"), 1),
     }
+    cub = ("03_mppsort,library:cub-keys32,1024,uniform,42,2,2,2,10,0.5,GE/s,,,,{},yes\n"
+           "03_mppsort,library:cub-keys64,1024,uniform,42,{},2,2,10,0.5,GE/s,,,,{},yes\n"
+           "03_mppsort,optimized,1024,uniform,42,1,1,1,10,1,GE/s,,,,{},yes")
+    ch03_cases = {
+        "chapter 03 against its fastest CUB row": (cub.format("1.000", 3, "0.667", "2.000"), 0),
+        "chapter 03 against a CUB row that is not the fastest": (
+            cub.format("1.000", 1.5, "1.333", "2.000"), 1),
+    }
     failures = 0
     for name, (row, want) in cases.items():
         with tempfile.TemporaryDirectory() as tmp:
             d = pathlib.Path(tmp)
             (d / "01_minmax_reduction.csv").write_text(HEADER + "\n" + row + "\n")
+            (d / "device.csv").write_text(DEVICE)
+            got = 1 if check(d, 10) else 0
+        print(f"self-test: {name}: {'fails' if got else 'passes'} "
+              f"({'as it should' if got == want else 'WRONG'})")
+        failures += got != want
+    for name, (rows, want) in ch03_cases.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            d = pathlib.Path(tmp)
+            (d / "03_mppsort.csv").write_text(HEADER + "\n" + rows + "\n")
             (d / "device.csv").write_text(DEVICE)
             got = 1 if check(d, 10) else 0
         print(f"self-test: {name}: {'fails' if got else 'passes'} "
@@ -86,18 +113,28 @@ def check(results, min_reps):
                 continue
             if int(r["reps"]) < min_reps:
                 problems.append(f"{where}: {r['reps']} reps (< {min_reps})")
-        ref = LIBRARY_REF.get(chapter)
-        if ref:
+        rule = LIBRARY_REF.get(chapter)
+        if rule:
             for line, r in enumerate(rows, start=2):
                 if not r["vs_library"]:
                     continue
                 own = float(r["median_ms"])
-                refs = [float(o["median_ms"]) for o in rows if o["variant"] == ref
+                fastest_of = callable(rule)
+                ref = rule(r["variant"]) if fastest_of else rule
+                def matches(variant):
+                    if not fastest_of:
+                        return variant == ref
+                    return variant.startswith(ref) or variant == LEGACY_REF.get(ref)
+                refs = [float(o["median_ms"]) for o in rows if matches(o["variant"])
                         and o["n"] == r["n"] and o["dist"] == r["dist"]]
                 if not any(abs(m / own - float(r["vs_library"])) <= 0.0006 + 1e-9 for m in refs):
                     problems.append(f"{path.name}:{line}: {r['variant']} n={r['n']} {r['dist']}: "
-                                    f"vs_library {r['vs_library']} is not {ref}'s median over its "
-                                    "own")
+                                    f"vs_library {r['vs_library']} is not a {ref} row's median "
+                                    "over its own")
+                if fastest_of and r["variant"].startswith(ref) and float(r["vs_library"]) > 1.0005:
+                    problems.append(f"{path.name}:{line}: {r['variant']} n={r['n']} {r['dist']}: "
+                                    f"vs_library {r['vs_library']}: faster than the {ref} row it "
+                                    "is compared with, so that row is not the fastest")
     device = results / "device.csv"
     rows = list(csv.DictReader(device.open())) if device.exists() else []
     if len(rows) != 1 or not all(float(rows[0].get(c) or 0) > 0

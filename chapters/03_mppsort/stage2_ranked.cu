@@ -90,16 +90,16 @@ __global__ void __launch_bounds__(kThreads)
       tile[counts[ArithmeticBucket(key[q], min, scale)] + rank[q]] = key[q];
     }
   }
+  __syncthreads();  // tile ranked: every key placed, every start read
   // snippet-end: ch03-stage2-rank
   // snippet-begin: ch03-stage2-write
-  // Each thread turns its own buckets' starts into run bases: no other thread reads them until
-  // the barrier, and the tile is complete only after it.
+  // Each thread turns its own buckets' starts into run bases (one word serves both).
   for (std::uint32_t b = threadIdx.x; b < h; b += blockDim.x) {
     const std::uint32_t count = matrix[std::uint64_t{blockIdx.x} * h + b];
     const std::uint32_t run = starts[b] + TakeRunOffset(&totals[b], count);
     counts[b] = run - counts[b];  // modulo 2^32: run + i - start for i >= start
   }
-  __syncthreads();  // tile ranked, run bases ready
+  __syncthreads();  // run bases ready
   for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) {
     const std::uint32_t k = tile[i];  // consecutive threads, consecutive slots of one run
     part[counts[ArithmeticBucket(k, min, scale)] + i] = k;
