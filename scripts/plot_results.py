@@ -71,6 +71,7 @@ class Row:
             self.throughput = float(record["throughput"])
             self.unit = record["unit"].strip()
             self.verified = record["verified"].strip()
+            self.vs_library = float(record["vs_library"]) if record.get("vs_library") else 0.0
         except (KeyError, TypeError, ValueError) as err:
             raise CsvError(f"{where}: malformed row ({err})") from None
 
@@ -416,16 +417,29 @@ def plot_ch02(p, chapter, rows):
 
 
 def plot_ch03(p, chapter, rows):
-    # <variant>:<stage> rows (optimized:partition, optimized-radix:sort, ...) are the per-kernel
-    # breakdown of a sort, not sorts; the breakdown plot shows the default's (optimized:<stage>).
-    stage_re = re.compile(r"^optimized[\w-]*:")
-    stages = [r for r in rows if r.variant.startswith("optimized:")]
-    sorts = [r for r in rows if not stage_re.match(r.variant)]
-    uniform = [r for r in sorts if r.dist == "uniform"] or sorts
+    # step:<step> rows are the per-kernel breakdown of the default sort, not sorts. The
+    # throughput plot shows each stage (optimized:<stage>), the naive sort, the CPU, thrust and
+    # CUB's fastest form (the row each run's vs_library is taken against: its own is 1.000); the
+    # distribution bars the default sort, the naive one and that CUB row.
+    steps = [r for r in rows if r.variant.startswith("step:")]
+    sorts = [r for r in rows if not r.variant.startswith("step:")]
+    alternatives = re.compile(r"^optimized-(bitonic|radix|hostloop|equalwidths)|:workspace-")
+
+    def best_cub(r):
+        return r.variant.startswith("library:cub-keys") and abs(r.vs_library - 1.0) < 5e-4
+
+    for r in sorts:
+        if best_cub(r):
+            r.variant = "library:cub (fastest form)"
+    keep = [r for r in sorts if not alternatives.search(r.variant)
+            and not r.variant.startswith("library:cub-") and r.variant != "optimized-dbuf"]
+    uniform = [r for r in keep if r.dist == "uniform" and r.variant != "optimized:sampled"]
     if uniform:
         p.throughput_vs_n(chapter, uniform, "throughput",
-                          f"{chapter}: sorting 32-bit keys ({uniform[0].dist})")
-    by_n = group(sorts, lambda r: r.n)
+                          f"{chapter}: sorting 32-bit keys ({uniform[0].dist}), each stage")
+    bars = [r for r in keep if r.variant in ("naive", "optimized", "library:cub (fastest form)",
+                                             "library:thrust")]
+    by_n = group(bars, lambda r: r.n)
     if by_n:
         target = 8 << 20
         n = target if target in by_n else max(
@@ -438,11 +452,11 @@ def plot_ch03(p, chapter, rows):
                 groups[r.dist].setdefault(r.variant, r.throughput)
             p.bars(chapter, by_n[n], groups, "distributions",
                    f"{chapter}: every distribution at n = {format_size(n)}", by_n[n][0].unit)
-    stage_uniform = [r for r in stages if r.dist == "uniform"] or stages
-    if stage_uniform:
-        p.breakdown(chapter, stage_uniform, "breakdown",
-                    f"{chapter}: where the optimized sort spends its time "
-                    f"({stage_uniform[0].dist} keys)")
+    step_uniform = [r for r in steps if r.dist == "uniform"] or steps
+    if step_uniform:
+        p.breakdown(chapter, step_uniform, "breakdown",
+                    f"{chapter}: where the default sort spends its time "
+                    f"({step_uniform[0].dist} keys)")
 
 
 SHAPE_RE = re.compile(r"(\d+)x(\d+)x(\d+)$")

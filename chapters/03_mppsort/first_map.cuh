@@ -241,6 +241,7 @@ __device__ void ChooseFirstMap(const std::uint32_t* keys, const Segment& seg, st
     // Many values: is there a cluster? The set's words become the bins' counters.
     if (m == 0) crowd = FindCluster(seg, v, words, sh.cluster, buckets, max_buckets);
   }
+  // snippet-begin: ch03-choose-map
   if (threadIdx.x == 0) {
     FirstMap map{kEqualWidths, buckets, 0, KeyRange{0xFFFFFFFFu, 0}, 1, 1, 0};
     if (m > 0) {
@@ -258,6 +259,7 @@ __device__ void ChooseFirstMap(const std::uint32_t* keys, const Segment& seg, st
     }
     sh.map = map;
   }
+  // snippet-end: ch03-choose-map
   __syncthreads();  // the choice and the values visible
 }
 
