@@ -66,7 +66,6 @@ __global__ void __launch_bounds__(kThreads)
   const std::uint64_t scale = BucketScale(min, range->max, h);
   const std::uint64_t begin = std::uint64_t{blockIdx.x} * kChunk;
   const auto len = static_cast<std::uint32_t>(begin + kChunk < n ? kChunk : n - begin);
-  // snippet-begin: ch03-stage2-rank
   std::uint32_t key[kKeysPerThread];
 #pragma unroll
   for (int q = 0; q < kKeysPerThread; ++q) {  // coalesced, all in flight at once
@@ -74,7 +73,8 @@ __global__ void __launch_bounds__(kThreads)
     key[q] = i < len ? in[begin + i] : 0;
   }
   for (std::uint32_t b = threadIdx.x; b < h; b += blockDim.x) counts[b] = 0;
-  __syncthreads();                     // counters zeroed
+  __syncthreads();  // counters zeroed
+  // snippet-begin: ch03-stage2-rank
   std::uint32_t rank[kKeysPerThread];  // each key's place among its bucket's keys in the chunk
 #pragma unroll
   for (int q = 0; q < kKeysPerThread; ++q) {
