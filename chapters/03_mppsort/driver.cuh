@@ -26,6 +26,9 @@ namespace ch03 {
 /// One run of the driver: the keys, their reference, the device arrays, and the report.
 class Driver {
  public:
+  /// @param[in] ctx the run's options and device
+  /// @param[in] keys the keys to sort
+  /// @param[in] dist what they are, the rows' `dist` column
   Driver(const staged::RunContext& ctx, std::vector<std::uint32_t> keys, std::string dist)
       : ctx_(ctx),
         n_(keys.size()),
@@ -56,17 +59,18 @@ class Driver {
     // snippet-end: ch03-timing
   }
 
-  std::size_t n() const { return n_; }
-  cudaStream_t stream() { return stream_.get(); }
-  const std::uint32_t* in() { return d_in_.data(); }
-  std::uint32_t* out() { return d_out_.data(); }
-  std::uint32_t* keys() { return d_keys_.data(); }
-  staged::Report& report() { return report_; }
-  const staged::TimingOptions& gated() const { return gpu_opt_; }
+  std::size_t n() const { return n_; }                             ///< keys
+  cudaStream_t stream() { return stream_.get(); }                  ///< the run's stream
+  const std::uint32_t* in() { return d_in_.data(); }               ///< the keys, on the device
+  std::uint32_t* out() { return d_out_.data(); }                   ///< n keys of output
+  std::uint32_t* keys() { return d_keys_.data(); }                 ///< n keys a sort may overwrite
+  staged::Report& report() { return report_; }                     ///< the rows so far
+  const staged::TimingOptions& gated() const { return gpu_opt_; }  ///< GPU time only
+  /// For sorts that wait for the host inside a call (timed with the host's share).
   const staged::TimingOptions& ungated() const { return host_sync_opt_; }
-  bool flushes_l2() const { return gpu_opt_.flush_l2; }
-  double read_gbps() const { return ctx_.device.read_gbps; }
-  const std::vector<std::uint32_t>& host_keys() const { return keys_; }
+  bool flushes_l2() const { return gpu_opt_.flush_l2; }       ///< whether each rep flushes L2
+  double read_gbps() const { return ctx_.device.read_gbps; }  ///< the measured read bandwidth
+  const std::vector<std::uint32_t>& host_keys() const { return keys_; }  ///< the keys, on the host
 
   /// Adds a row of the report (valid until the next `Add`).
   staged::ReportRow& Add(const std::string& name, const staged::TimingStats& t,
