@@ -59,19 +59,12 @@ def self_test():
             cub.format("1.000", 1.5, "1.333", "2.000"), 1),
     }
     failures = 0
-    for name, (row, want) in cases.items():
+    runs = [(name, "01_minmax_reduction.csv", row, want) for name, (row, want) in cases.items()]
+    runs += [(name, "03_mppsort.csv", rows, want) for name, (rows, want) in ch03_cases.items()]
+    for name, csv_name, rows, want in runs:
         with tempfile.TemporaryDirectory() as tmp:
             d = pathlib.Path(tmp)
-            (d / "01_minmax_reduction.csv").write_text(HEADER + "\n" + row + "\n")
-            (d / "device.csv").write_text(DEVICE)
-            got = 1 if check(d, 10) else 0
-        print(f"self-test: {name}: {'fails' if got else 'passes'} "
-              f"({'as it should' if got == want else 'WRONG'})")
-        failures += got != want
-    for name, (rows, want) in ch03_cases.items():
-        with tempfile.TemporaryDirectory() as tmp:
-            d = pathlib.Path(tmp)
-            (d / "03_mppsort.csv").write_text(HEADER + "\n" + rows + "\n")
+            (d / csv_name).write_text(HEADER + "\n" + rows + "\n")
             (d / "device.csv").write_text(DEVICE)
             got = 1 if check(d, 10) else 0
         print(f"self-test: {name}: {'fails' if got else 'passes'} "
