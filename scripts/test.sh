@@ -4,11 +4,15 @@
 #   tests: 208 passed, 0 failed, 742 skipped (no GPU)
 # Passes with or without a GPU: GPU tests report "skipped" where there is none.
 #
-# Usage: scripts/test.sh [--chapter NN|FOLDER] [--junit FILE] [ctest arguments...]
+# Usage: scripts/test.sh [--chapter NN|FOLDER] [--junit FILE] [-R REGEX] [-E REGEX] [-L LABEL]
+#                        [-LE LABEL]
 #   --chapter 03      build and run chapter 03's whole suite (its label, 03_mppsort) only
 #   --junit FILE      also write JUnit XML (ctest --output-junit) for autograders and CI; each
-#                     skipped test says why ("no GPU", or the memory it needs)
-#   other arguments   passed to ctest, e.g. -R MinMax or -L host
+#                     skipped test says why ("no GPU", or the memory it needs); a relative FILE
+#                     goes under build/
+#   -R, -E, -L, -LE   passed to ctest: run the tests whose name matches (-R) or does not (-E)
+#                     REGEX, or that carry (-L) or do not carry (-LE) a label matching LABEL,
+#                     e.g. -R MinMax or -L host; any other argument is a usage error
 # Exit: 0 every test that ran passed, 1 a test failed (or none ran, or no test matched the
 # arguments), 2 bad usage or missing tools.
 # The build prints its progress every few seconds (the whole output goes to build/build.log).
@@ -24,14 +28,21 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 chapter=""
 junit=""
 ctest_args=()
+bad_usage() { echo "test.sh: $1" >&2; grep -A1 "^# Usage:" "$0" | sed "s/^# //" >&2; exit 2; }
 while (( $# )); do
   case "$1" in
-    --chapter) chapter=${2:?--chapter needs a number or folder}; shift 2 ;;
-    --chapter=*) chapter=${1#*=}; shift ;;
-    --junit) junit=${2:?--junit needs a file name}; shift 2 ;;
-    --junit=*) junit=${1#*=}; shift ;;
+    --chapter|--junit|-R|-E|-L|-LE)
+      [[ $# -ge 2 && -n "$2" && "$2" != -* ]] || bad_usage "$1 needs a value"
+      case "$1" in
+        --chapter) chapter=$2 ;;
+        --junit) junit=$2 ;;
+        *) ctest_args+=("$1" "$2") ;;
+      esac
+      shift 2 ;;
+    --chapter=*) chapter=${1#*=}; [[ -n "$chapter" ]] || bad_usage "--chapter needs a value"; shift ;;
+    --junit=*) junit=${1#*=}; [[ -n "$junit" ]] || bad_usage "--junit needs a value"; shift ;;
     -h|--help) usage; exit 0 ;;
-    *) ctest_args+=("$1"); shift ;;
+    *) bad_usage "unknown option '$1'" ;;
   esac
 done
 
@@ -77,7 +88,7 @@ no_gpu=()
 build/bin/staged_device_query >/dev/null 2>&1
 [[ $? -eq 77 ]] && no_gpu=(--no-gpu)
 xml=${junit:-$root/build/test-results.xml}
-[[ "$xml" == /* ]] || xml="$root/$xml"
+[[ "$xml" == /* ]] || xml="$root/build/$xml"
 echo "test.sh: running tests, $jobs at a time, those that time the GPU alone" \
      "(full output: build/test.log)"
 ctest --test-dir build -j "$jobs" --output-on-failure --no-tests=error --output-junit "$xml" \

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Tests of the test-suite scripts' logic on made-up input: build_progress.py (the progress
 lines), ctest_summary.py (the reasons a JUnit skip gives), check_test_labels.py (timer calls
-outside *Timing suites) and check_page_commands.py (which words of a page are commands).
+outside *Timing suites), check_page_commands.py (which words of a page are commands), and
+test.sh's option handling (a usage error before anything is built).
 
 Run: python3 scripts/test_scripts.py   (nothing else needed)
 """
 import io
 import pathlib
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -119,6 +121,29 @@ class TimingSuites(unittest.TestCase):
             self.assertTrue(check_test_labels.TIMING_TEST.match(name), name)
         for name in ("TimingOptions.GateIsOnByDefault", "GpuResources.Timing", "Ch04Bench.X"):
             self.assertFalse(check_test_labels.TIMING_TEST.match(name), name)
+
+
+class TestShOptions(unittest.TestCase):
+    """test.sh refuses what it does not know, with exit 2 and its usage line, before it installs,
+    configures or builds anything."""
+
+    def run_test_sh(self, *args):
+        script = pathlib.Path(__file__).resolve().parent / "test.sh"
+        return subprocess.run(["bash", str(script), *args], capture_output=True, text=True,
+                              timeout=60)
+
+    def test_unknown_options_and_missing_values_are_usage_errors(self):
+        for args in (["--bogus"], ["--label", "host"], ["-L"], ["-R"], ["--junit"],
+                     ["--chapter"], ["-j", "4"], ["-R", "--chapter"]):
+            r = self.run_test_sh(*args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("Usage: scripts/test.sh", r.stderr, args)
+            self.assertNotIn("building", r.stdout, args)
+
+    def test_help(self):
+        r = self.run_test_sh("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("-R, -E, -L, -LE", r.stdout)
 
 
 class PageCommands(unittest.TestCase):
