@@ -244,7 +244,7 @@ PlanParams ParamsFor(Workspace& ws, bool first) {
 void EnqueueDeeperLevel(Workspace& ws, const PlanParams& params, cudaStream_t stream) {
   // snippet-begin: ch03-level-body
   const Level lv{ws.segments.data(), ws.state.data(), true};
-  const ArraysRef b(ws.arrays.data());  // written by level 0's histogram
+  const ArraysRef b(ws.ArraysRecord());  // written by level 0's histogram
   const BucketSorter sorter = ws.options().sorter;
   const std::uint32_t overflow_keys = OverflowTile(sorter, ws.limits()).keys;
   SurveySegments(lv, b, ws.segments.data(), stream);

@@ -67,7 +67,7 @@ void Enqueue(const Buffers& b, std::size_t n, Workspace& ws, cudaStream_t stream
   // The histogram reads level 0's segment as planned (and its range, from min/max) and
   // publishes it, with the bucket map its sample chose, for the later steps.
   Level count{ws.first_segment.data(), ws.first_state.data(), false, nullptr};
-  count.publish = Publish{ws.first_published.data(), ws.splitters.data(), ws.arrays.data()};
+  count.publish = Publish{ws.first_published.data(), ws.splitters.data(), ws.ArraysRecord()};
   if (ws.options().sample_first) count.first = FirstSample{plan.buckets, plan.max_buckets};
   const Level lv{ws.first_published.data(), ws.first_state.data(), false, ws.splitters.data()};
   timed(Step::kMinMax, [&] {

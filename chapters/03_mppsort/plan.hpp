@@ -219,6 +219,9 @@ struct LevelState {
   std::uint32_t overflow_count = 0;   ///< buckets listed for `OverflowTile` (the overflow list)
   std::uint32_t next_overflow = 0;    ///< work queue of SortOverflowKernel
   std::uint32_t error = 0;            ///< `SortError` bits: a bound was exceeded (keys unsorted)
+  /// The sort's arrays, in the deeper levels' state only: level 0's histogram writes them, the
+  /// deeper levels' kernels read them (`ArraysRef`), so that their graph serves any arrays
+  Buffers arrays{};
 };
 
 /// A level's histogram, as steps 1 to 5 share it.

@@ -16,7 +16,6 @@ Workspace::Workspace(std::size_t capacity, Options options)
       first_published(1),
       first_state(1),
       splitters(kMaxFewValues),
-      arrays(1),
       state(1),
       span_count(1),
       h_state(1),
@@ -32,7 +31,6 @@ Workspace::Workspace(std::size_t capacity, Options options)
   span_count.FillBytes(0);
   first_published.FillBytes(0);
   splitters.FillBytes(0);
-  arrays.FillBytes(0);
 }
 
 Workspace::~Workspace() {
@@ -110,6 +108,11 @@ void Workspace::Prepare(std::size_t n) {
 KeyRange* Workspace::FirstRange() {
   return reinterpret_cast<KeyRange*>(reinterpret_cast<char*>(first_segment.data()) +
                                      offsetof(Segment, range));
+}
+
+Buffers* Workspace::ArraysRecord() {
+  return reinterpret_cast<Buffers*>(reinterpret_cast<char*>(state.data()) +
+                                    offsetof(LevelState, arrays));
 }
 
 SpanList Workspace::Spans() { return SpanList{spans.data(), span_count.data(), span_capacity_}; }

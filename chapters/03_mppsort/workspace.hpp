@@ -66,6 +66,9 @@ class Workspace {
   PartitionPath partition() const { return ChoosePartition(limits_); }
   /// Device address of level 0's [min, max] (chapter 01's MinMax writes it).
   KeyRange* FirstRange();
+  /// Device address of the sort's arrays as the deeper levels read them (`LevelState::arrays`
+  /// of the deeper state): level 0's histogram writes them.
+  Buffers* ArraysRecord();
   /// The oversized-bucket list.
   SpanList Spans();
   /// The deeper levels' overflow list (`OverflowTile`; capacity 0 when the sorter has none),
@@ -120,8 +123,6 @@ class Workspace {
   staged::DeviceBuffer<Segment> first_published;
   staged::DeviceBuffer<LevelState> first_state;   ///< level 0's state
   staged::DeviceBuffer<std::uint32_t> splitters;  ///< level 0's sampled values (kMaxFewValues)
-  /// The sort's arrays, written by level 0's histogram and read by the deeper levels
-  staged::DeviceBuffer<Buffers> arrays;
   staged::DeviceBuffer<Segment> segments;          ///< the deeper level's table
   staged::DeviceBuffer<LevelState> state;          ///< the deeper level's state
   staged::DeviceBuffer<Span> spans;                ///< oversized buckets of a level
