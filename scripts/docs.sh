@@ -9,19 +9,29 @@
 #             (scripts/toc.py --check), diagrams match their .dot sources
 #             (scripts/render_diagrams.sh --check), figures match the CSVs and every figure is
 #             sourced (scripts/update_results.py --check, scripts/check_figures.py)
-# Exit: 0 built, 1 a check or the build failed, 2 something is missing and could not be installed.
+# Exit: 0 built, 1 a check or the build failed, 2 bad usage, or something is missing and could not
+# be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 check=0
-if [[ "${1:-}" == "--check" ]]; then
-  check=1
+build=""
+while (( $# )); do
+  case "$1" in
+    --check) check=1 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "docs: unknown option '$1'" >&2; grep '^# Usage:' "$0" | sed 's/^# //' >&2; exit 2 ;;
+    *)
+      if [[ -n "$build" ]]; then
+        echo "docs: one build folder, not '$build' and '$1'" >&2
+        grep '^# Usage:' "$0" | sed 's/^# //' >&2
+        exit 2
+      fi
+      build=$1 ;;
+  esac
   shift
-elif [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
-  exit 0
-fi
-build=${1:-build-docs}
+done
+build=${build:-build-docs}
 
 missing=()
 command -v doxygen >/dev/null 2>&1 || missing+=(doxygen)

@@ -30,8 +30,21 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-out=${1:?usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ...]}
+gpu_suite_usage() {
+  echo "gpu_suite: $1" >&2
+  echo "usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (--help: the details)" >&2
+  exit 2
+}
+case "${1:-}" in
+  -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+  "") gpu_suite_usage "an output folder is needed" ;;
+  -*) gpu_suite_usage "unknown option '$1'" ;;
+esac
+out=$1
 shift
+for ch in "$@"; do
+  [[ "$ch" == none || -d "chapters/$ch" ]] || gpu_suite_usage "no chapter folder chapters/$ch"
+done
 
 # No GPU, no suite: say so before a build of several minutes. nvidia-smi decides where it is
 # installed; without it, a machine with no NVIDIA device node (/dev/nvidia0, or /dev/dxg under

@@ -146,6 +146,43 @@ class TestShOptions(unittest.TestCase):
         self.assertIn("-R, -E, -L, -LE", r.stdout)
 
 
+class ScriptUsage(unittest.TestCase):
+    """docs.sh and gpu_suite.sh refuse what they do not know (exit 2) before they install,
+    build or look for a GPU; configure refuses an architecture it cannot build with one plain
+    message, before the compiler is tried."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+
+    def run_script(self, *args):
+        return subprocess.run(["bash", str(self.root / "scripts" / args[0]), *args[1:]],
+                              capture_output=True, text=True, timeout=60)
+
+    def test_docs_sh(self):
+        for args in (["--bogus"], ["a", "b"]):
+            r = self.run_script("docs.sh", *args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("Usage: scripts/docs.sh", r.stderr, args)
+
+    def test_gpu_suite_sh(self):
+        for args in ([], ["--bogus"], ["out", "03_no_such_chapter"]):
+            r = self.run_script("gpu_suite.sh", *args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("usage: scripts/gpu_suite.sh", r.stderr, args)
+
+    def test_configure_refuses_architectures_it_cannot_build(self):
+        if subprocess.run(["which", "cmake"], capture_output=True).returncode != 0:
+            self.skipTest("no cmake")
+        cases = {"70": "sm_75 (Turing", "foo": "is not an architecture",
+                 "999": "cannot compile for"}
+        for arch, message in cases.items():
+            with tempfile.TemporaryDirectory() as tmp:
+                r = subprocess.run(["cmake", "-S", str(self.root), "-B", tmp,
+                                    f"-DCMAKE_CUDA_ARCHITECTURES={arch}"],
+                                   capture_output=True, text=True, timeout=120)
+            self.assertNotEqual(r.returncode, 0, arch)
+            self.assertIn(message, " ".join(r.stderr.split()), arch)
+            self.assertEqual(r.stderr.count("CMake Error"), 1, arch)
+
+
 class PageCommands(unittest.TestCase):
     def test_blocks_inline_spans_and_what_is_not_a_command(self):
         page = textwrap.dedent("""\

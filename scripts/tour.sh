@@ -19,9 +19,19 @@ fi
 source scripts/deps.sh
 jobs=${STAGED_JOBS:-$(nproc)}
 log_dir=build/tour
-cmake --preset default >/dev/null
-cmake --build --preset default -j "$jobs"
 mkdir -p "$log_dir"
+cmake --preset default >"$log_dir/configure.log" 2>&1 || { cat "$log_dir/configure.log" >&2; exit 2; }
+archs=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' build/CMakeCache.txt)
+echo "tour: building for CUDA architectures $archs (CUDAARCHS or -DCMAKE_CUDA_ARCHITECTURES to change)"
+set +e
+cmake --build --preset default -j "$jobs" 2>&1 | python3 scripts/build_progress.py "$log_dir/build.log"
+build_rc=${PIPESTATUS[0]}
+set -e
+if (( build_rc != 0 )); then
+  grep -E -m 20 'error|FAILED' "$log_dir/build.log" >&2
+  echo "tour: build failed (full log: $log_dir/build.log)" >&2
+  exit 2
+fi
 
 mapfile -t exes < <(find build/bin -maxdepth 1 -type f -executable -name 'ch[0-9][0-9]_*' \
                       ! -name '*_study' | sort)
@@ -37,7 +47,8 @@ device_rc=$?
 set -e
 if (( device_rc == 77 )); then
   echo
-  echo "tour: built ${#exes[@]} executables in build/bin, but this machine has no usable NVIDIA GPU."
+  built=$(find build/bin -maxdepth 1 -type f -executable -name 'ch[0-9][0-9]_*' | wc -l)
+  echo "tour: built $built chapter executables in build/bin (for $archs), but this machine has no usable NVIDIA GPU."
   echo "tour: the kernels need one; run scripts/tour.sh on a machine with an NVIDIA GPU to see them run."
   exit 77
 elif (( device_rc != 0 )); then
