@@ -57,10 +57,12 @@ int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body) 
   return RunMain(argc, argv, body, std::cerr);
 }
 
-std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv) {
+std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv,
+                                   const std::function<void(const CommonOptions&)>& validate) {
   RunContext ctx;
   ctx.options = cli.Parse(argc, argv);
   if (ctx.options.help) return std::nullopt;
+  if (validate) validate(ctx.options);
   ctx.device = RequireGpu();
   MeasurePeaks(ctx.device);
   return ctx;

@@ -49,11 +49,15 @@ struct RunContext {
   DeviceInfo device;      ///< the GPU, with `copy_gbps` and `fp32_gflops` measured
 };
 
-/// Parses the command line (`--help` prints and returns `std::nullopt`), then requires a GPU
-/// (`NoGpuError` otherwise) and measures its peaks.
+/// Parses the command line (`--help` prints and returns `std::nullopt`), runs @p validate on
+/// the parsed options (it throws `UsageError` for a combination of flags the executable refuses),
+/// then requires a GPU (`NoGpuError` otherwise) and measures its peaks: a usage error is reported
+/// as one on any machine, with or without a GPU.
 /// @param[in,out] cli the executable's flags
 /// @param[in] argc, argv the process arguments
-std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv);
+/// @param[in] validate checks of the chapter's own flags (may be empty)
+std::optional<RunContext> StartRun(Cli& cli, int argc, char** argv,
+                                   const std::function<void(const CommonOptions&)>& validate = {});
 
 /// Prints @p report in the requested format, then the timing caveats of this process
 /// (`staged::PrintTimingCaveats`) and the rows they touched (under the table; on stderr for CSV

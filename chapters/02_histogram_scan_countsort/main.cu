@@ -160,9 +160,11 @@ int Run(int argc, char** argv) {
               "also time the exclusive scan of n 32-bit integers (naive, Blelloch, single-pass "
               "look-back and its two contrasts, CUB)");
   cli.AddFlag("scan-only", &scan_only, "time only the scan rows of --scan");
-  cli.AddFlag("skip-naive", &skip_naive,
-              "ch02_optimized: leave out the naive rows (their global atomics take seconds on "
-              "large all-equal inputs)");
+  if (kIsOptimized) {
+    cli.AddFlag("skip-naive", &skip_naive,
+                "leave out the naive rows (their global atomics take seconds on large all-equal "
+                "inputs)");
+  }
   const staged::CommonOptions opt = cli.Parse(argc, argv);
   if (opt.help) return 0;
 

@@ -290,17 +290,19 @@ int main(int argc, char** argv) {
       words.push_back("best");
       cli.AddChoice("kernel", &kernel, words, KernelHelp());
     }
-    auto ctx = staged::StartRun(cli, argc, argv);
+    // The flags' combinations are checked before the GPU is looked for.
+    auto ctx = staged::StartRun(cli, argc, argv, [&](const staged::CommonOptions&) {
+      const ch04::optimized::Stage chosen = ch04::optimized::ParseStage(kernel);
+      if (type == "int32" && !ch04::optimized::Info(chosen).supports_int) {
+        // `best` runs tiled16 for int32
+        throw staged::UsageError("--kernel " + kernel + " is float only (int32: tiled16)");
+      }
+    });
     if (!ctx) return 0;
     const int n = static_cast<int>(ctx->options.n);
     const Shape shape{m == 0 ? n : static_cast<int>(m), n, k == 0 ? n : static_cast<int>(k)};
     const ch04::optimized::Stage stage = ch04::optimized::ParseStage(kernel);
-    if (type == "int32") {
-      if (!ch04::optimized::Info(stage).supports_int) {  // `best` runs tiled16 for int32
-        throw staged::UsageError("--kernel " + kernel + " is float only (int32: tiled16)");
-      }
-      return Run<std::int32_t>(*ctx, shape, stage);
-    }
+    if (type == "int32") return Run<std::int32_t>(*ctx, shape, stage);
     return Run<float>(*ctx, shape, stage);
   });
 }

@@ -73,8 +73,10 @@ int Run(int argc, char** argv) {
   std::int64_t naive_max_n = 2048;
   std::int64_t samples = 4096;
   std::int64_t rep_budget_ms = 2000;
-  cli.AddInt("m", &m, 0, 16,
-             "block parameter M: 1, 2, 4, 8 or 16 (0 = 16; block_* variants fix M)");
+  // The block_* variants fix M: they take no --m.
+  if (std::string(STAGED_VARIANT).rfind("block_", 0) != 0) {
+    cli.AddInt("m", &m, 0, 16, "block parameter M: 1, 2, 4, 8 or 16 (0 = 16)");
+  }
   cli.AddInt("cpu-max-n", &cpu_max_n, 0, ch05::kMaxN,
              "largest N checked element by element against the CPU product; "
              "above it: against chapter 04's tile kernel plus --samples CPU dot products");
@@ -85,7 +87,10 @@ int Run(int argc, char** argv) {
              "C elements recomputed on the CPU when N > --cpu-max-n");
   cli.AddInt("rep-budget-ms", &rep_budget_ms, 1, 3600000,
              "fewer than --reps timed reps (at least 1) for a row whose reps would take longer");
-  auto ctx = staged::StartRun(cli, argc, argv);
+  // --m is checked (ParseVariant) before the GPU is looked for.
+  auto ctx = staged::StartRun(cli, argc, argv, [&](const staged::CommonOptions&) {
+    (void)ch05::ParseVariant(STAGED_VARIANT, static_cast<int>(m));
+  });
   if (!ctx) return 0;
   const staged::CommonOptions& opt = ctx->options;
   const ch05::Config cfg = ch05::ParseVariant(STAGED_VARIANT, static_cast<int>(m));
