@@ -99,6 +99,28 @@ TEST(StartRun, UsageErrorsComeBeforeTheGpuCheck) {
   EXPECT_THROW(StartRun(cli, 2, argv), UsageError);
 }
 
+TEST(StartRun, TheChaptersChecksComeBeforeTheGpuCheck) {
+  // A combination of flags the chapter refuses is a usage error on any machine; flags it accepts
+  // reach the GPU check (no GPU here: NoGpuError; a GPU: a run context).
+  CliDefaults d;
+  Cli cli("prog", "test", d);
+  char name[] = "prog";
+  char* argv[] = {name, nullptr};
+  int checks = 0;
+  EXPECT_THROW(StartRun(cli, 1, argv,
+                        [&](const CommonOptions&) {
+                          ++checks;
+                          throw UsageError("--a with --b");
+                        }),
+               UsageError);
+  EXPECT_EQ(checks, 1);
+  try {
+    (void)StartRun(cli, 1, argv, [&](const CommonOptions&) { ++checks; });
+  } catch (const NoGpuError&) {
+  }
+  EXPECT_EQ(checks, 2);
+}
+
 TEST(StartRun, HelpReturnsNothingToRun) {
   CliDefaults d;
   Cli cli("prog", "test", d);
