@@ -8,7 +8,7 @@ Reads the JUnit XML that `ctest --output-junit` wrote and the labels of every te
     common                            95       0        0
     01_minmax_reduction                4       0       51
     ...
-    tests: 208 passed, 0 failed, 742 skipped (no GPU)
+    tests: P passed, 0 failed, S skipped (no GPU)
 
 Failed tests are listed by name above the table; the names of skipped tests go to --skip-log.
 With --name-skips, the JUnit file is rewritten so that each skip says why in words a grader

@@ -683,7 +683,8 @@ def select_csvs(results, wanted):
 def main(argv):
     parser = argparse.ArgumentParser(
         description="Draw SVG plots from the chapters' benchmark CSV files.",
-        epilog="Example: python3 scripts/plot_results.py --copy-gbps 4270 01_minmax_reduction")
+        epilog="Example: python3 scripts/plot_results.py 01_minmax_reduction (the ceilings drawn "
+               "come from the results' device.csv)")
     parser.add_argument("chapters", nargs="*",
                         help="chapter folder names or numbers (default: all)")
     parser.add_argument("--results", type=Path, default=REPO / "docs" / "results",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The verification suite (README command 2): installs what is missing, configures, builds and runs
 # the tests, then prints one table per chapter and a last line such as
-#   tests: 208 passed, 0 failed, 742 skipped (no GPU)
+#   tests: P passed, 0 failed, S skipped (no GPU)
 # Passes with or without a GPU: GPU tests report "skipped" where there is none.
 #
 # Usage: scripts/test.sh [--chapter NN|FOLDER] [--junit FILE] [-R REGEX] [-E REGEX] [-L LABEL]

@@ -16,7 +16,8 @@
  * (`CheckArguments`) before anything is queued.
  *
  * The optimized scan comes in two stages: `ExclusiveScanBlelloch` (the Russian lab's work-efficient
- * tree, three passes over memory) and `ExclusiveScan` (single pass with decoupled look-back).
+ * tree: the data crosses memory twice) and `ExclusiveScan` (single pass with decoupled
+ * look-back).
  *
  * @code
  * std::size_t bytes = ch02::optimized::CountingSortTempBytes(n);

@@ -8,9 +8,10 @@
  *    tree: O(n) additions instead of O(n log n).
  * 2. Shared-memory indices padded by `ConflictFreeOffset` (the Russian lab's macro, parenthesised
  *    correctly), so no level of the tree has a bank conflict.
- * 3. Tile totals scanned recursively by the same function, then added to their tiles: about
- *    three passes over memory (scan tiles, add offsets: 2 reads and 2 writes of each element)
- *    instead of 2 log2 n. The single-pass scan (scan_lookback.cu) removes the second pass.
+ * 3. Tile totals scanned recursively by the same function, then added to their tiles: the data
+ *    crosses memory twice (scan the tiles, add their offsets: 2 reads and 2 writes of each
+ *    element, with a small scan of the tile totals between) instead of 2 log2 n times. The
+ *    single-pass scan (scan_lookback.cu) removes the second crossing.
  */
 #include <cuda_runtime.h>
 
