@@ -115,15 +115,15 @@ Cli::Cli(std::string program, std::string description, CliDefaults defaults)
   parsed_.cpu_reps = defaults_.cpu_reps;
   const std::string reason = defaults_.min_n_reason.empty() ? "" : "; " + defaults_.min_n_reason;
   auto size_help = "problem size (default " + ShowSize(defaults_.n) + ", range " +
-                   std::to_string(defaults_.min_n) + ".." + ShowSize(defaults_.max_n) + reason +
+                   ShowSize(defaults_.min_n) + ".." + ShowSize(defaults_.max_n) + reason +
                    "); K/M/G = 2^10/2^20/2^30, also 2^k and 537e6";
   common_.push_back({"n", "N", size_help, [this, reason](const std::string& v) {
                        const std::uint64_t n = ParseSize(v);
                        if (n < defaults_.min_n || n > defaults_.max_n) {
-                         throw UsageError("--n " + v + " is out of range [" +
-                                          std::to_string(defaults_.min_n) + ", " +
-                                          std::to_string(defaults_.max_n) + "]" +
-                                          (n < defaults_.min_n ? reason : ""));
+                         // The range as the help writes it (64G, not 68719476736).
+                         throw UsageError(
+                             "--n " + v + " is out of range [" + ShowSize(defaults_.min_n) + ", " +
+                             ShowSize(defaults_.max_n) + "]" + (n < defaults_.min_n ? reason : ""));
                        }
                        parsed_.n = n;
                      }});
@@ -191,11 +191,14 @@ void Cli::AddInt(const std::string& name, std::int64_t* value, std::int64_t min,
 
 void Cli::AddSize(const std::string& name, std::uint64_t* value, std::uint64_t min,
                   std::uint64_t max, const std::string& help) {
-  Add({name, "N", help + " (default " + ShowSize(*value) + ")", [=](const std::string& v) {
+  Add({name, "N",
+       help + " (default " + ShowSize(*value) + ", range " + ShowSize(min) + ".." + ShowSize(max) +
+           ")",
+       [=](const std::string& v) {
          const std::uint64_t s = ParseSize(v);
          if (s < min || s > max) {
-           throw UsageError("--" + name + " " + v + " is out of range [" + std::to_string(min) +
-                            ", " + std::to_string(max) + "]");
+           throw UsageError("--" + name + " " + v + " is out of range [" + ShowSize(min) + ", " +
+                            ShowSize(max) + "]");
          }
          *value = s;
        }});

@@ -159,6 +159,23 @@ TEST(Cli, SizeRangeStartsAtTheSmallestAcceptedSizeAndSaysWhy) {
     ADD_FAILURE() << "--n 8G was accepted";
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()).find("nothing"), std::string::npos) << e.what();
+    // The range as the help writes it.
+    EXPECT_NE(std::string(e.what()).find("[1, 4G]"), std::string::npos) << e.what();
+  }
+  // A chapter's size flag: its range in the help and in the error, in the same form.
+  std::uint64_t w = 0;
+  Cli sized("prog", "test", d);
+  sized.AddSize("workspace", &w, 0, 64ull << 30, "a size");
+  std::ostringstream sized_help;
+  ParseArgs(sized, {"--help"}, &sized_help);
+  EXPECT_NE(sized_help.str().find("range 0..64G"), std::string::npos) << sized_help.str();
+  Cli sized_again("prog", "test", d);
+  sized_again.AddSize("workspace", &w, 0, 64ull << 30, "a size");
+  try {
+    ParseArgs(sized_again, {"--workspace", "128G"});
+    ADD_FAILURE() << "--workspace 128G was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("[0, 64G]"), std::string::npos) << e.what();
   }
 }
 
