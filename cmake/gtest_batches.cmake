@@ -6,21 +6,25 @@
 # Each ctest test runs one process for several GoogleTest tests (--gtest_filter=a:b:...): on a
 # GPU, starting a process and its CUDA context costs far more than most tests, and a GPU runs the
 # context starts of parallel processes one after another. A batch holds the tests of one
-# `Suite.Test` (the parameters of a value-parameterized test, in order), at most _batch of them:
+# `Suite.Test` whose parameter names start with the same word (the text before the first '_':
+# `Tiled16` in `MatchesCpu/Tiled16_64x64x64`), in order, at most _batch of them, so that a
+# variant, a stage or a shape named on a page (-R Tiled16) selects its batches:
 #   Suite.Test                           a plain test, alone (the same name as the test)
 #   Prefix/Suite.Test<int>               one type of a typed test, alone
-#   Prefix/Suite.Test/*                  every parameter of a test, when they fit one batch
-#   Prefix/Suite.Test/17-32              parameters 17 to 32 of a test (counted from 1)
+#   Prefix/Suite.Test/Word               the one parameter whose name starts with Word
+#   Prefix/Suite.Test/Word/*             every parameter starting with Word, when they fit a batch
+#   Prefix/Suite.Test/Word/17-32         the 17th to 32nd of them (counted from 1)
 # A suite whose name ends in "Timing" times the GPU: its batches also get the label `timing`
 # and RUN_SERIAL. The list is read from the executable (--gtest_list_tests) the first time ctest
-# runs after it was built, and kept in _cache.
+# runs after it (or this file) changed, and kept in _cache.
 
 if(NOT EXISTS "${_exe}")
   # Not built: one test that fails, saying so (as gtest_discover_tests does).
   add_test("${_name}_NOT_BUILT" "${_exe}")
   return()
 endif()
-if(EXISTS "${_cache}" AND "${_cache}" IS_NEWER_THAN "${_exe}")
+if(EXISTS "${_cache}" AND "${_cache}" IS_NEWER_THAN "${_exe}"
+   AND "${_cache}" IS_NEWER_THAN "${CMAKE_CURRENT_LIST_FILE}")
   include("${_cache}")
   return()
 endif()
@@ -53,8 +57,10 @@ foreach(_line IN LISTS _lines)
       string(REGEX REPLACE "/[0-9]+\\.$" "." _pretty "${_suite}")
       set(_group "${_pretty}${_test}<${_type}>")
       set(_single "${_group}")
-    elseif(_test MATCHES "^([^/]+)/")
-      set(_group "${_suite}${CMAKE_MATCH_1}")
+    elseif(_test MATCHES "^([^/]+)/([^_]+)")
+      # Test/Variant_shape: batched by the parameter's first word (Test/Variant), the name a
+      # page selects by (-R Tiled16, -R GraphFork).
+      set(_group "${_suite}${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
       set(_single "")
     else()
       set(_group "${_full}")
@@ -95,6 +101,8 @@ foreach(_group IN LISTS _groups)
     string(SUBSTRING "${_filter}" 1 -1 _filter)
     if(NOT _single_${_key} STREQUAL "")
       set(_test_name "${_single_${_key}}")
+    elseif(_count EQUAL 1)
+      set(_test_name "${_members_${_key}}")
     elseif(_count LESS_EQUAL _batch)
       set(_test_name "${_group}/*")
     else()
