@@ -17,7 +17,8 @@ reads: ctest writes only how it recognised the skip ("SKIP_REGULAR_EXPRESSION_MA
 of free device memory".
 With --times-log, a file receives where the time went: the run's wall time, the sum of the
 tests' times per label (gpu, host, timing), and the slowest tests.
-Exit status: 0 when nothing failed and at least one test ran, 1 otherwise.
+Exit status: 0 when nothing failed and at least one test ran; 77 when, with --no-gpu, every test
+skipped (each needs the GPU this machine lacks); 1 otherwise.
 
 Usage: ctest_summary.py --build BUILD_DIR --junit FILE [--skip-log FILE] [--no-gpu]
                         [--name-skips] [--times-log FILE]
@@ -149,7 +150,16 @@ def main():
         print(f"skipped test names: {args.skip_log}")
     print(f"tests: {total['passed']} passed, {total['failed']} failed, "
           f"{total['skipped']} skipped{why}")
-    return 0 if total["failed"] == 0 and total["passed"] + total["failed"] > 0 else 1
+    return exit_status(total, args.no_gpu)
+
+
+def exit_status(total, no_gpu):
+    """0 when nothing failed and a test ran; 77 when every test skipped for want of a GPU."""
+    if total["failed"]:
+        return 1
+    if total["passed"]:
+        return 0
+    return 77 if no_gpu and total["skipped"] else 1
 
 
 if __name__ == "__main__":

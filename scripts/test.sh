@@ -14,7 +14,7 @@
 #                     REGEX, or that carry (-L) or do not carry (-LE) a label matching LABEL,
 #                     e.g. -R MinMax or -L host; any other argument is a usage error
 # Exit: 0 every test that ran passed, 1 a test failed (or none ran, or no test matched the
-# arguments), 2 bad usage or missing tools.
+# arguments), 2 bad usage or missing tools, 77 every test selected needs a GPU and there is none.
 # The build prints its progress every few seconds (the whole output goes to build/build.log).
 # Tests run in parallel, one job per core (STAGED_JOBS to change), except those that time the GPU
 # (label timing), which run alone. The full ctest output goes to build/test.log, the names of
@@ -102,5 +102,6 @@ python3 scripts/ctest_summary.py --build build --junit "$xml" --skip-log build/s
   --name-skips --times-log build/test-times.txt "${no_gpu[@]}"
 summary_rc=$?
 [[ -n "$junit" ]] && echo "JUnit XML: $xml" >&2
+(( summary_rc == 77 )) && exit 77
 (( ctest_rc != 0 || summary_rc != 0 )) && exit 1
 exit 0

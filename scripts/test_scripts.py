@@ -98,6 +98,17 @@ class CtestSummary(unittest.TestCase):
     def test_unknown_output_keeps_ctests_message(self):
         self.assertIsNone(ctest_summary.skip_reason("nothing useful"))
 
+    def test_a_run_of_skips_alone_is_77_without_a_gpu_and_a_failure_with_one(self):
+        def status(passed, failed, skipped, no_gpu):
+            total = {"passed": passed, "failed": failed, "skipped": skipped}
+            return ctest_summary.exit_status(total, no_gpu)
+        self.assertEqual(status(0, 0, 6, no_gpu=True), 77)
+        self.assertEqual(status(0, 0, 6, no_gpu=False), 1)   # a GPU, yet nothing ran
+        self.assertEqual(status(0, 0, 0, no_gpu=True), 1)    # nothing selected
+        self.assertEqual(status(3, 0, 6, no_gpu=True), 0)
+        self.assertEqual(status(3, 1, 6, no_gpu=True), 1)
+        self.assertEqual(status(0, 1, 6, no_gpu=True), 1)
+
 
 class TimingSuites(unittest.TestCase):
     def test_a_timer_call_outside_a_timing_suite_is_a_problem(self):
@@ -205,10 +216,48 @@ class PageCommands(unittest.TestCase):
                          ["scripts/test.sh --chapter 01", "A=1 scripts/gpu_suite.sh OUTDIR",
                           "compute-sanitizer --tool memcheck build/bin/ch01_naive --n 5"])
 
-    def test_without_the_sanitizer_its_target_runs(self):
-        self.assertEqual(check_page_commands.without_sanitizer(
+    def test_without_the_sanitizer_or_ncu_its_target_runs(self):
+        self.assertEqual(check_page_commands.without_wrapper(
             "X=0 compute-sanitizer --tool racecheck --print-limit=20 build/bin/a --n 5"),
             "X=0 build/bin/a --n 5")
+        self.assertEqual(check_page_commands.without_wrapper(
+            "ncu --metrics a.sum,b.sum -k regex:MinMax build/bin/a --n 2^28", "ncu"),
+            "build/bin/a --n '2^28'")
+        self.assertEqual(check_page_commands.without_wrapper(
+            "nsys profile -o ch05 build/bin/ch05_study", "nsys"), "build/bin/ch05_study")
+        self.assertEqual(check_page_commands.without_wrapper("ncu -k regex:Batch", "ncu"), "")
+
+    def test_a_selector_alone_runs_its_chapters_tests(self):
+        page = textwrap.dedent("""\
+            1. Exercise. *Tests:* `-R Tiled16`, then `-R "SplitK|Splitk"` (`-R X` again).
+            Build one with `cmake --build build --target chNN_optimized`, or see `-L <folder>`.
+            """)
+        self.assertEqual(
+            check_page_commands.extract(page, "chapters/04_matmul_global_vs_shared/README.md"),
+            ["scripts/test.sh --chapter 04 -R Tiled16",
+             'scripts/test.sh --chapter 04 -R "SplitK|Splitk"',
+             "scripts/test.sh --chapter 04 -R X"])
+        self.assertEqual(check_page_commands.extract("`-L host`", "docs/pages/instructors.md"),
+                         ["scripts/test.sh -L host"])
+
+    def test_what_a_command_changes_in_the_tree_is_put_back(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = pathlib.Path(tmp)
+            git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+            subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+            (root / ".gitignore").write_text("build/\n")
+            (root / "plot.svg").write_text("committed")
+            subprocess.run(git + ["add", "."], cwd=root, check=True)
+            subprocess.run(git + ["commit", "-qm", "x"], cwd=root, check=True)
+            before = check_page_commands.tree_state(root)
+            (root / "plot.svg").write_text("redrawn")
+            (root / "r.xml").write_text("report")
+            (root / "build").mkdir()
+            (root / "build" / "kept").write_text("a build output")
+            self.assertEqual(check_page_commands.restore(root, before), ["plot.svg", "r.xml"])
+            self.assertEqual((root / "plot.svg").read_text(), "committed")
+            self.assertFalse((root / "r.xml").exists())
+            self.assertTrue((root / "build" / "kept").exists())
 
 
 if __name__ == "__main__":
