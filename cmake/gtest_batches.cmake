@@ -15,7 +15,9 @@
 #   Prefix/Suite.Test/Word/*             every parameter starting with Word, when they fit a batch
 #   Prefix/Suite.Test/Word/17-32         the 17th to 32nd of them (counted from 1)
 # A suite whose name ends in "Timing" times the GPU: its batches also get the label `timing`
-# and RUN_SERIAL. The list is read from the executable (--gtest_list_tests) the first time ctest
+# and RUN_SERIAL. A suite whose name ends in "Largest" decides from the GPU's free memory
+# whether it can run: its batches get RUN_SERIAL, so that other tests' memory cannot turn them
+# into skips under ctest -j. The list is read from the executable (--gtest_list_tests) the first time ctest
 # runs after it (or this file) changed, and kept in _cache.
 
 if(NOT EXISTS "${_exe}")
@@ -81,6 +83,8 @@ foreach(_group IN LISTS _groups)
   string(MD5 _key "${_group}")
   if(_group MATCHES "^([A-Za-z0-9_]+/)?[A-Za-z0-9_]*Timing[./]")
     set(_props "LABELS [==[${_labels};timing]==] SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE")
+  elseif(_group MATCHES "^([A-Za-z0-9_]+/)?[A-Za-z0-9_]*Largest[./]")
+    set(_props "LABELS [==[${_labels}]==] SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE")
   else()
     set(_props "LABELS [==[${_labels}]==] SKIP_RETURN_CODE 77 TIMEOUT 900")
   endif()

@@ -13,7 +13,10 @@ Tests that time the GPU and assert on the times run alone: their suite's name en
 and every test of such a suite carries the label `timing` and RUN_SERIAL (no other test does).
 In the test sources (tests/), a test body that calls the timer (TimeGpu, TimeGpuInTurn,
 RepTimer, GpuTimer, StreamGate, MeasureEmptyLaunchUs, MeasurePeaks, RunCheckTime) must belong to
-such a suite, so that a parallel run cannot disturb what it measures.
+such a suite, so that a parallel run cannot disturb what it measures. Likewise a test body that
+asks for the GPU's free memory (cudaMemGetInfo) to decide whether it can run must belong to a
+suite whose name ends in `Largest`, whose tests carry RUN_SERIAL (and not the label timing), so
+that other tests' memory cannot turn it into a skip under ctest -j.
 Exit 0 when all hold, 1 otherwise (each problem printed on its own line).
 
 Usage: check_test_labels.py [--build build] [--max-name 80] [--sources tests]
@@ -34,6 +37,9 @@ TIMING_TEST = re.compile(r"^([A-Za-z0-9_]+/)?[A-Za-z0-9_]*Timing\.")
 # A GoogleTest test definition and its suite.
 TEST_MACRO = re.compile(r"^(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\(\s*(\w+)\s*,\s*(\w+)",
                         re.M)
+# A discovered test of a *Largest suite (decides from free memory; runs alone).
+LARGEST_TEST = re.compile(r"^([A-Za-z0-9_]+/)?[A-Za-z0-9_]*Largest\.")
+MEMORY_CALL = re.compile(r"\bcudaMemGetInfo\b")
 TIMER_CALL = re.compile(r"\b(TimeGpu|TimeGpuInTurn|RepTimer|GpuTimer|StreamGate|"
                         r"MeasureEmptyLaunchUs|MeasurePeaks|RunCheckTime)\b")
 
@@ -52,17 +58,23 @@ def body_of(text, start):
 
 
 def timing_outside_timing_suites(sources):
-    """Tests in @p sources whose body calls the timer but whose suite does not end in Timing."""
+    """Tests in @p sources whose body calls the timer but whose suite does not end in Timing, or
+    asks for free memory but whose suite does not end in Largest."""
     problems = []
     for path in sorted(pathlib.Path(sources).rglob("*")):
         if path.suffix not in (".cu", ".cpp"):
             continue
         text = path.read_text()
         for m in TEST_MACRO.finditer(text):
-            call = TIMER_CALL.search(body_of(text, m.end()))
+            body = body_of(text, m.end())
+            call = TIMER_CALL.search(body)
             if call and not m.group(1).endswith("Timing"):
                 problems.append(f"{path}: {m.group(1)}.{m.group(2)} calls {call.group(1)} but its "
                                 "suite does not end in Timing (it would not run alone)")
+            memory = MEMORY_CALL.search(body)
+            if memory and not m.group(1).endswith(("Largest", "Timing")):
+                problems.append(f"{path}: {m.group(1)}.{m.group(2)} calls cudaMemGetInfo but its "
+                                "suite does not end in Largest (it would not run alone)")
     return problems
 
 
@@ -113,8 +125,13 @@ def main():
         if timing_name and ("timing" not in labels or not props.get("RUN_SERIAL")):
             problems.append(f"{name}: a *Timing suite's test without the label timing and "
                             "RUN_SERIAL")
-        if not timing_name and ("timing" in labels or props.get("RUN_SERIAL")):
-            problems.append(f"{name}: label timing or RUN_SERIAL outside a *Timing suite")
+        largest_name = LARGEST_TEST.match(name) is not None
+        if largest_name and ("timing" in labels or not props.get("RUN_SERIAL")):
+            problems.append(f"{name}: a *Largest suite's test without RUN_SERIAL, or timed")
+        if not timing_name and "timing" in labels:
+            problems.append(f"{name}: label timing outside a *Timing suite")
+        if not (timing_name or largest_name) and props.get("RUN_SERIAL"):
+            problems.append(f"{name}: RUN_SERIAL outside a *Timing or *Largest suite")
         if "GetParam()" in name or "-byte object" in name:
             problems.append(f"unstable test name: {name}")
         if len(name) > args.max_name:
@@ -158,6 +175,8 @@ def main():
     problems += timing_outside_timing_suites(args.sources)
     timing = sum(1 for n in tests if TIMING_TEST.match(n))
     print(f"{timing} tests time the GPU and run alone (label timing, RUN_SERIAL)")
+    largest = sum(1 for n in tests if LARGEST_TEST.match(n))
+    print(f"{largest} tests decide from free GPU memory and run alone (RUN_SERIAL)")
     for p in problems:
         print(p)
     if checked == 0:

@@ -127,6 +127,19 @@ class TimingSuites(unittest.TestCase):
         self.assertIn("GpuResources.Bad calls TimeGpu", problems[0])
         self.assertIn("Bar.AlsoBad calls StreamGate", problems[1])
 
+    def test_a_free_memory_check_outside_a_largest_suite_is_a_problem(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (pathlib.Path(tmp) / "x_test.cu").write_text(textwrap.dedent("""\
+                TEST(SortBig, Bad) { cudaMemGetInfo(&free_bytes, &total); }
+                TEST(SortLargest, Good) { cudaMemGetInfo(&free_bytes, &total); }
+                TEST(SortTiming, AlsoAlone) { cudaMemGetInfo(&free_bytes, &total); }
+                """))
+            problems = check_test_labels.timing_outside_timing_suites(tmp)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("SortBig.Bad calls cudaMemGetInfo", problems[0])
+        self.assertTrue(check_test_labels.LARGEST_TEST.match("Ch03/SortLargest.X"))
+        self.assertFalse(check_test_labels.LARGEST_TEST.match("Planning.TheLargestTile"))
+
     def test_names_of_timing_suites(self):
         for name in ("GpuTiming.X", "Prefix/MeasuredTiming.X/param", "MinMaxTiming.X<float>"):
             self.assertTrue(check_test_labels.TIMING_TEST.match(name), name)
