@@ -98,6 +98,54 @@ class CtestSummary(unittest.TestCase):
     def test_unknown_output_keeps_ctests_message(self):
         self.assertIsNone(ctest_summary.skip_reason("nothing useful"))
 
+    BATCH = textwrap.dedent("""\
+        Note: Google Test filter = S.A:S.B:S.C?x:S.D:S.E
+        [==========] Running 5 tests from 1 test suite.
+        [ RUN      ] S.A
+        [       OK ] S.A (12 ms)
+        [ RUN      ] S.B
+        t.cu:9: Skipped
+        needs about 2.2 GB of free device memory
+        [  SKIPPED ] S.B (0 ms)
+        [ RUN      ] S.C-x
+        t.cu:20: Failure
+        Expected equality of these values:
+        [  FAILED  ] S.C-x, where GetParam() = 3 (5 ms)
+        [ RUN      ] S.D
+        Segmentation fault
+        """)
+
+    def test_a_batch_says_which_of_its_tests_passed_skipped_failed_or_never_ran(self):
+        results = ctest_summary.batch_results(self.BATCH)
+        self.assertEqual([(n, o) for n, o, *_ in results],
+                         [("S.A", "passed"), ("S.B", "skipped"), ("S.C-x", "failed"),
+                          ("S.D", "failed"), ("S.E", "failed")])
+        self.assertEqual(results[0][3], 0.012)
+        self.assertEqual(results[1][2], "needs about 2.2 GB of free device memory")
+        self.assertEqual(results[2][2], "t.cu:20: Failure")
+        self.assertEqual(results[3][2], "the process ended during this test")
+        self.assertEqual(results[4][2], "not run: its batch's process ended before it (after S.D)")
+        self.assertIsNone(ctest_summary.batch_results("plain output of a script"))
+        cut = self.BATCH + ctest_summary.TRUNCATED + " of 1024 bytes.]"
+        self.assertIsNone(ctest_summary.batch_results(cut))
+
+    def test_the_junit_file_gets_one_testcase_per_googletest_test(self):
+        root = ET.fromstring("<testsuite><testcase name='S/1-5' classname='S/1-5' "
+                             "status='fail'><failure message='Failed'/><system-out/>"
+                             "</testcase><testcase name='other' classname='other'/>"
+                             "</testsuite>")
+        root.find("testcase").find("system-out").text = self.BATCH
+        tree = ET.ElementTree(root)
+        self.assertEqual(ctest_summary.expand_batches(tree), 1)
+        cases = root.findall("testcase")
+        self.assertEqual([c.get("name") for c in cases],
+                         ["S.A", "S.B", "S.C-x", "S.D", "S.E", "other"])
+        self.assertEqual({c.get("classname") for c in cases[:5]}, {"S/1-5"})
+        self.assertEqual([ctest_summary.outcome(c) for c in cases],
+                         ["passed", "skipped", "failed", "failed", "failed", "passed"])
+        self.assertEqual(cases[1].find("skipped").get("message"),
+                         "needs about 2.2 GB of free device memory")
+
     def test_a_run_of_skips_alone_is_77_without_a_gpu_and_a_failure_with_one(self):
         def status(passed, failed, skipped, no_gpu):
             total = {"passed": passed, "failed": failed, "skipped": skipped}
