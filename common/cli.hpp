@@ -98,12 +98,15 @@ class Cli {
   std::string Help() const;
 
  private:
+  // Kept off the class's page (which would list it with no section to go to).
+  /// @cond
   struct Option {
     std::string name;
     std::string metavar;  // empty for switches
     std::string help;
     std::function<void(const std::string&)> set;
   };
+  /// @endcond
   void Add(Option option);
   const Option* Find(const std::string& name) const;
 

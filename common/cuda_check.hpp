@@ -33,7 +33,8 @@ class CudaError : public std::runtime_error {
   cudaError_t code_;
 };
 
-/// Formats `file:line: expr failed: cudaErrorName (description)`.
+/// Formats `source.cu:42: expr failed: cudaErrorName (description)` (the failing call's file
+/// and line).
 std::string FormatCudaError(cudaError_t code, const char* expr, const char* file, int line);
 
 /// Throws `CudaError` for @p code unless it is `cudaSuccess`. Used by the macros below.

@@ -59,4 +59,11 @@ execute_process(COMMAND ${staged_doxygen} ${STAGED_DOC_OUT}/Doxyfile
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "docs: Doxygen failed (exit ${rc}); every warning above is an error")
 endif()
+# Code links on a chapter's pages go to that chapter's symbols; no link of the site is dead.
+execute_process(COMMAND ${staged_python} ${CMAKE_CURRENT_LIST_DIR}/tools/site_links.py
+                        --html ${STAGED_DOC_OUT}/html --tag ${STAGED_DOC_OUT}/staged.tag
+                RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "docs: the site has dead links (listed above)")
+endif()
 message(STATUS "docs: ${STAGED_DOC_OUT}/html/index.html")

@@ -46,11 +46,14 @@ class StepTimer {
   void Reset() { used_ = 0; }
 
  private:
+  // Kept off the class's page (which would list it with no section to go to).
+  /// @cond
   struct Interval {
     Step step;
     staged::Event start;
     staged::Event stop;
   };
+  /// @endcond
   std::vector<Interval> intervals_;
   std::size_t used_ = 0;
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tests of the docs tools on fixtures in temporary repositories: scripts/snippets.py,
 scripts/check_markdown.py, scripts/update_results.py, scripts/toc.py, scripts/check_figures.py,
-docs/tools/doxygen_filter.py and mdpages.py.
+docs/tools/doxygen_filter.py, mdpages.py and site_links.py.
 
 Run: python3 docs/tools/test_docs_tools.py   (needs git; nothing else)
 """
@@ -20,6 +20,7 @@ TOOLS = ["scripts/snippets.py", "scripts/check_markdown.py", "scripts/update_res
          "docs/tools/doxygen_filter.py"]
 sys.path.insert(0, str(REPO / "docs" / "tools"))
 import mdpages  # noqa: E402
+import site_links  # noqa: E402
 
 
 class Fixture:
@@ -551,6 +552,70 @@ class SlugTest(unittest.TestCase):
 def mdpages_filter():
     import doxygen_filter
     return doxygen_filter
+
+
+class SiteLinksTest(unittest.TestCase):
+    TAG = textwrap.dedent("""\
+        <tagfile>
+          <compound kind="namespace"><name>ch03::naive</name>
+            <filename>namespacech03_1_1naive.html</filename>
+            <member kind="variable"><name>kThreads</name>
+              <anchorfile>namespacech03_1_1naive.html</anchorfile><anchor>a1</anchor></member>
+          </compound>
+          <compound kind="namespace"><name>ch04::naive</name>
+            <filename>namespacech04_1_1naive.html</filename>
+            <member kind="variable"><name>kThreads</name>
+              <anchorfile>namespacech04_1_1naive.html</anchorfile><anchor>b2</anchor></member>
+          </compound>
+          <compound kind="struct"><name>ch04::Plan</name><filename>structch04_1_1Plan.html</filename>
+            <member kind="variable"><name>tile</name>
+              <anchorfile>structch04_1_1Plan.html</anchorfile><anchor>c3</anchor></member>
+          </compound>
+          <compound kind="file"><name>streamk.cu</name>
+            <path>/r/chapters/04_matmul/</path><filename>streamk_8cu.html</filename>
+            <member kind="variable"><name>tile</name>
+              <anchorfile>streamk_8cu.html</anchorfile><anchor>d4</anchor></member>
+          </compound>
+          <compound kind="file"><name>cuda_check.hpp</name>
+            <path>/r/common/</path><filename>cuda__check_8hpp.html</filename></compound>
+        </tagfile>
+        """)
+
+    def symbols(self, tmp):
+        tag = pathlib.Path(tmp) / "t.tag"
+        tag.write_text(self.TAG)
+        return site_links.Symbols(tag)
+
+    def test_a_code_link_to_another_chapter_goes_to_this_chapters_symbol_or_nowhere(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            symbols = self.symbols(tmp)
+        page = ('<div class="fragment"><a class="code hl_variable" '
+                'href="namespacech03_1_1naive.html#a1">kThreads</a> '
+                '<a class="code hl_variable" href="streamk_8cu.html#d4">tile</a> '
+                '<a class="code hl_define" href="cuda__check_8hpp.html#e5">CUDA_CHECK</a>'
+                '</div><!-- fragment --><a class="code" href="streamk_8cu.html#d4">tile</a>')
+        fixed, retargeted, unlinked = site_links.fix_page(page, "04", symbols)
+        self.assertIn('href="namespacech04_1_1naive.html#b2">kThreads</a>', fixed)
+        self.assertIn('cuda__check_8hpp.html#e5">CUDA_CHECK', fixed)          # shared code stays
+        self.assertEqual((retargeted, unlinked), (1, 0))  # tile is in chapter 04's own file
+        fixed, retargeted, unlinked = site_links.fix_page(page, "02", symbols)
+        self.assertEqual((retargeted, unlinked), (0, 2))
+        self.assertIn('<div class="fragment">kThreads tile <a', fixed)
+        self.assertTrue(fixed.endswith('<a class="code" href="streamk_8cu.html#d4">tile</a>'))
+        fixed, retargeted, unlinked = site_links.fix_page(page, "03", symbols)
+        self.assertEqual((retargeted, unlinked), (0, 1))  # a struct's member is not retargeted
+
+    def test_dead_links_and_anchors_and_url_schemes_are_found(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = pathlib.Path(tmp)
+            (root / "a.html").write_text('<a id="top"></a><a href="b.html#x">b</a>'
+                                         '<a href="#top">t</a><a href="https://e.org">e</a>'
+                                         '<a href="file:line:">f</a><a href="c.html">c</a>'
+                                         '<a href="b.html#y">y</a><img src="p.svg"/>')
+            (root / "b.html").write_text('<h2><a name="x"></a></h2>')
+            dead = site_links.dead_links(root)
+        self.assertEqual(dead, ["a.html: b.html#y (no such anchor)", "a.html: c.html",
+                                "a.html: file:line:", "a.html: p.svg"])
 
 
 if __name__ == "__main__":
