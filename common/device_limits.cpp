@@ -26,13 +26,29 @@ constexpr int kRegisterAllocationUnit = 256;
 
 // Per compute capability, the CUDA C++ Programming Guide's "Technical Specifications per Compute
 // Capability" (shared memory per block after opting in and per SM, memory reserved per block,
-// threads, blocks and registers per SM); per product, its data sheet (SMs, L2).
+// threads, blocks and registers per SM); per product (SMs, L2), the document named beside it.
 const std::vector<DeviceLimits> kProfiles = {
     // name       cc  SMs  smem/block   smem/SM     reserved threads blocks regs   L2
+    // Tesla T4 data sheet; Turing whitepaper (TU104 in the T4: 40 SMs, 4 MB L2)
     {"t4", 75, 40, 64 * kKiB, 64 * kKiB, 0, 1024, 16, 65536, 4 * kMiB},
+    // Turing whitepaper: GeForce RTX 2080 (TU104), 46 SMs, 4 MB L2
+    {"rtx2080", 75, 46, 64 * kKiB, 64 * kKiB, 0, 1024, 16, 65536, 4 * kMiB},
+    // GeForce RTX 3060 desktop specifications: 3584 CUDA cores (28 SMs); GA106: 3 MB L2
     {"rtx3060", 86, 28, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB},
+    // GeForce RTX 3060 laptop GPU specifications: 3840 CUDA cores (30 SMs); GA106: 3 MB L2
+    {"rtx3060-laptop", 86, 30, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB},
+    // GeForce RTX 4060 laptop GPU specifications: 3072 CUDA cores (24 SMs); Ada whitepaper
+    // (AD107): 32 MB L2
+    {"rtx4060-laptop", 89, 24, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 32 * kMiB},
+    // NVIDIA L4 data sheet: 7424 CUDA cores (58 SMs), 48 MB L2
+    {"l4", 89, 58, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 48 * kMiB},
+    // Ada whitepaper: GeForce RTX 4090, 128 SMs, 72 MB L2
     {"rtx4090", 89, 128, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 72 * kMiB},
+    // A100 whitepaper: A100 SXM4, 108 SMs, 40 MB L2
     {"a100", 80, 108, 163 * kKiB, 164 * kKiB, 1 * kKiB, 2048, 32, 65536, 40 * kMiB},
+    // H100 whitepaper: H100 SXM5, 132 SMs, 50 MB L2
+    {"h100", 90, 132, 227 * kKiB, 228 * kKiB, 1 * kKiB, 2048, 32, 65536, 50 * kMiB},
+    // H200 data sheet: 132 SMs; L2 as the H200 reports it (60 MiB)
     {"h200", 90, 132, 227 * kKiB, 228 * kKiB, 1 * kKiB, 2048, 32, 65536, 60 * kMiB},
 };
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 
 #include "common/errors.hpp"
@@ -35,6 +36,37 @@ TEST(DeviceProfiles, PublishedLimitsOfEachGpu) {
     EXPECT_LE(p.smem_per_block + p.smem_reserved_per_block, p.smem_per_sm) << p.name;
     EXPECT_EQ(p.regs_per_sm, 65536) << p.name;
     EXPECT_GE(p.cc, 75) << p.name;
+  }
+}
+
+TEST(DeviceProfiles, TheGpusStudentsUseHaveTheirProductsSmCountAndL2) {
+  const struct {
+    const char* name;
+    int cc;
+    int sms;
+    std::size_t l2_mib;
+  } expected[] = {{"rtx2080", 75, 46, 4},        {"rtx3060-laptop", 86, 30, 3},
+                  {"rtx4060-laptop", 89, 24, 32}, {"l4", 89, 58, 48},
+                  {"h100", 90, 132, 50},          {"h200", 90, 132, 60}};
+  for (const auto& e : expected) {
+    const DeviceLimits& p = DeviceProfile(e.name);
+    EXPECT_EQ(p.cc, e.cc) << e.name;
+    EXPECT_EQ(p.sm_count, e.sms) << e.name;
+    EXPECT_EQ(p.l2_bytes, e.l2_mib << 20) << e.name;
+  }
+}
+
+TEST(DeviceProfiles, ProfilesOfOneComputeCapabilityShareItsPerSmLimits) {
+  // The per-SM and per-block limits are facts of the compute capability, not of the product.
+  for (const DeviceLimits& a : DeviceProfiles()) {
+    for (const DeviceLimits& b : DeviceProfiles()) {
+      if (a.cc != b.cc) continue;
+      EXPECT_EQ(a.smem_per_block, b.smem_per_block) << a.name << " vs " << b.name;
+      EXPECT_EQ(a.smem_per_sm, b.smem_per_sm) << a.name << " vs " << b.name;
+      EXPECT_EQ(a.smem_reserved_per_block, b.smem_reserved_per_block) << a.name << " vs " << b.name;
+      EXPECT_EQ(a.max_threads_per_sm, b.max_threads_per_sm) << a.name << " vs " << b.name;
+      EXPECT_EQ(a.max_blocks_per_sm, b.max_blocks_per_sm) << a.name << " vs " << b.name;
+    }
   }
 }
 
