@@ -10,7 +10,8 @@
 #
 # Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
 #        a list also limits the build to those chapters and what they need; none = foundation)
-# Environment: ARCH (CUDA architectures, default 90), BUILD_DIR (default build-gpu),
+# Environment: ARCH (CUDA architectures, default native: the GPU of this machine; e.g.
+#              ARCH=75-virtual for a PTX-only build), BUILD_DIR (default build-gpu),
 #              STAGED_CTEST_JOBS (parallel tests, default 8), STAGED_SANITIZE_JOBS (parallel
 #              sanitizer runs, default 8), STAGED_SANITIZE_TIMEOUT_S (limit of one sanitizer
 #              run, default 300; a run past it counts as a failure, "timeout"),
@@ -19,7 +20,7 @@
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/),
-#              STAGED_DEVICE_PROFILES="t4 rtx3060 ..." (run the tests again under each device
+#              STAGED_DEVICE_PROFILES="t4 rtx3060-laptop ..." (run the tests again under each device
 #              profile: the launchers plan for that GPU's limits, common/device_limits.hpp).
 # Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv and device.csv (the
 #         measured peaks and the timer's empty-launch cost), OUTDIR/plots/*.svg
@@ -61,7 +62,7 @@ fi
 mkdir -p "$out/logs" "$out/results" "$out/plots"
 out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-build-gpu}
-arch=${ARCH:-90}
+arch=${ARCH:-native}
 jobs=$(nproc)
 summary="$out/summary.txt"
 : >"$summary"
