@@ -135,6 +135,15 @@ bool FitsBlock(const DeviceLimits& limits, int threads, std::size_t smem) {
          smem <= limits.smem_per_block;
 }
 
+std::string SharedMemoryFitError(const DeviceLimits& limits, std::size_t smem) {
+  if (smem <= limits.smem_per_block) return "";
+  const std::string whose = limits.name == "device"
+                                ? "this GPU"
+                                : "the " + limits.name + " profile (" + kProfileVariable + ")";
+  return std::to_string(smem) + " bytes of shared memory per block; " + whose + " allows " +
+         std::to_string(limits.smem_per_block);
+}
+
 int BlocksPerSmUnder(const DeviceLimits& limits, int threads, std::size_t smem, int regs) {
   if (!FitsBlock(limits, threads, smem)) return 0;
   const int warps = (threads + 31) / 32;

@@ -85,6 +85,14 @@ DeviceLimits PlanningLimits();
 /// @param[in] smem shared memory per block, bytes
 bool FitsBlock(const DeviceLimits& limits, int threads, std::size_t smem);
 
+/// Why a block with @p smem bytes of shared memory (static plus dynamic) cannot run under
+/// @p limits, naming the limit and whose it is (this GPU's, or a profile's), e.g. "99328 bytes
+/// of shared memory per block; the t4 profile (STAGED_DEVICE_PROFILE) allows 65536"; "" when it
+/// fits.
+/// @param[in] limits the limits (`PlanningLimits()`)
+/// @param[in] smem shared memory per block, bytes
+std::string SharedMemoryFitError(const DeviceLimits& limits, std::size_t smem);
+
 /// @brief Blocks resident per SM under @p limits, by the occupancy calculator's rules: the least
 ///        of the thread, block, shared-memory and register limits (registers allocated per warp
 ///        in units of 256); 0 when one block does not fit.

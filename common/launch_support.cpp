@@ -18,14 +18,13 @@ namespace staged {
 void OptInSharedMemory(const void* kernel, std::size_t dynamic_bytes) {
   cudaFuncAttributes attr{};
   CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  const std::size_t allowed = QueryDeviceLimits(device).smem_per_block;
-  const std::size_t total = attr.sharedSizeBytes + dynamic_bytes;
-  if (total > allowed) {
-    throw std::logic_error("a kernel asks for " + std::to_string(total) +
-                           " bytes of shared memory per block; this GPU allows " +
-                           std::to_string(allowed));
+  // The planning limits: under a device profile, the profiled GPU's block refuses what it would.
+  const std::string error =
+      SharedMemoryFitError(PlanningLimits(), attr.sharedSizeBytes + dynamic_bytes);
+  if (!error.empty()) {
+    const char* name = nullptr;
+    if (cudaFuncGetName(&name, kernel) != cudaSuccess || name == nullptr) name = "a kernel";
+    throw std::logic_error(std::string(name) + " asks for " + error);
   }
   if (static_cast<int>(dynamic_bytes) > attr.maxDynamicSharedSizeBytes) {  // over 48 KiB
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -14,9 +14,11 @@ namespace staged {
 
 /// @brief Lets @p kernel launch with @p dynamic_bytes of dynamic shared memory: above 48 KiB a
 ///        kernel must opt in (`cudaFuncAttributeMaxDynamicSharedMemorySize`). Throws
-///        `std::logic_error` when its static and dynamic shared memory together exceed what
-///        this GPU allows a block (a plan that should have chosen a smaller configuration; the
-///        plans themselves are checked against every device profile's limits by host tests).
+///        `std::logic_error`, naming the kernel, when its static and dynamic shared memory
+///        together exceed what the planning limits allow a block (`PlanningLimits`: this GPU's,
+///        or under `STAGED_DEVICE_PROFILE` the profiled GPU's, as that GPU would refuse the
+///        launch): a plan that should have chosen a smaller configuration (the plans themselves
+///        are checked against every device profile's limits by host tests).
 ///        Cheap enough to call before every launch; capture-safe (it queues nothing).
 /// @param[in] kernel the `__global__` function, cast to `const void*`
 /// @param[in] dynamic_bytes dynamic shared memory per block

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <optional>
 #include <ostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -192,6 +193,16 @@ constexpr optimized::PartitionPath kPartitionPaths[] = {optimized::PartitionPath
 std::string PathName(optimized::PartitionPath path) {
   return path == optimized::PartitionPath::kRankTile ? "rank-tile partition" : "scatter partition";
 }
+/// Whether the planning limits' block holds @p path's shared memory: under a device profile of a
+/// GPU whose block does not (a T4's 64 KiB), its launch is refused, as on that GPU.
+bool PathFits(optimized::PartitionPath path) {
+  return path == optimized::PartitionPath::kScatter ||
+         optimized::ChoosePartition(staged::PlanningLimits()) == path;
+}
+/// The largest tile of @p sorter that the planning limits' block holds.
+std::uint32_t LargestTile(BucketSorter sorter) {
+  return optimized::TilesOf(sorter, staged::PlanningLimits()).back().keys;
+}
 
 TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
   // 20000 is one chunk of two passes, the second partial; 115457 ends in such a chunk after
@@ -229,6 +240,13 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
           // All equal: no histogram, either partition copies the keys to the output.
           for (const optimized::PartitionPath path : kPartitionPaths) {
             out.FillBytes(0xFF);
+            if (!PathFits(path)) {
+              EXPECT_THROW(optimized::Partition(level.level(), b, level.counts(), path,
+                                                seg.chunks, nullptr),
+                           std::logic_error)
+                  << PathName(path) << " launched past the block's shared memory";
+              continue;
+            }
             optimized::Partition(level.level(), b, level.counts(), path, seg.chunks, nullptr);
             EXPECT_EQ(out.ToHost(), keys) << PathName(path);
           }
@@ -252,6 +270,13 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
           SCOPED_TRACE(PathName(path));
           part.FillBytes(0xFF);
           level.totals.CopyFromHost(totals);
+          if (!PathFits(path)) {
+            EXPECT_THROW(
+                optimized::Partition(level.level(), b, level.counts(), path, seg.chunks, nullptr),
+                std::logic_error)
+                << "launched past the block's shared memory";
+            continue;
+          }
           optimized::Partition(level.level(), b, level.counts(), path, seg.chunks, nullptr);
           const std::vector<std::uint32_t> p = part.ToHost();
           ExpectBuckets(keys, bucket, h, starts, p);
@@ -354,9 +379,20 @@ TEST_P(SortBucketsKernel, SortsEachBucketAndListsOversized) {
       has_overflow ? optimized::SpanList{d_overflow.data(), &d_state.data()->overflow_count,
                                          static_cast<std::uint32_t>(lens.size())}
                    : optimized::SpanList{};
-  optimized::SortBuckets(lv, b, d_scan.data(), list, overflow, sorter, tile,
-                         has_overflow ? overflow_keys : 0, seg.buckets, nullptr);
-  optimized::SortOverflow(lv, b, overflow, sorter, has_overflow ? overflow_keys : 0, nullptr);
+  const std::uint32_t overflow_tile = has_overflow ? overflow_keys : 0;
+  const auto sort = [&, sorter = sorter, tile = tile] {
+    optimized::SortBuckets(lv, b, d_scan.data(), list, overflow, sorter, tile, overflow_tile,
+                           seg.buckets, nullptr);
+    optimized::SortOverflow(lv, b, overflow, sorter, overflow_tile, nullptr);
+  };
+  const std::uint32_t largest = LargestTile(sorter);
+  if (tile > largest || (has_overflow && overflow_keys > largest)) {
+    // The planning limits' block cannot hold this tile (a profile of a smaller GPU): the launch
+    // is refused, as that GPU would refuse it.
+    EXPECT_THROW(sort(), std::logic_error) << "a tile past the block's shared memory launched";
+    return;
+  }
+  sort();
   const std::vector<std::uint32_t> out = d_out.ToHost();
   std::vector<optimized::Span> want_list;
   for (std::size_t k = 0; k < lens.size(); ++k) {
@@ -428,8 +464,8 @@ TEST_F(OptimizedKernels, SortBucketsReducesTheBucketsOfAnOversizedPlan) {
   const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};
   optimized::SortBuckets(lv, b, d_starts.data(),
                          {d_list.data(), d_count.data(), static_cast<std::uint32_t>(lens.size())},
-                         optimized::SpanList{}, BucketSorter::kCounting, 16384, 0,
-                         level.seg.buckets, nullptr);
+                         optimized::SpanList{}, BucketSorter::kCounting,
+                         LargestTile(BucketSorter::kCounting), 0, level.seg.buckets, nullptr);
   ASSERT_EQ(d_count.ToHost()[0], lens.size());
   std::vector<optimized::Span> got = d_list.ToHost();
   std::sort(got.begin(), got.end(), [](const auto& x, const auto& y) { return x.begin < y.begin; });
@@ -606,7 +642,9 @@ TEST_F(OptimizedKernels, OverflowListIsReadWithinItsCapacity) {
   auto* count = reinterpret_cast<std::uint32_t*>(reinterpret_cast<char*>(d_state.data()) +
                                                  offsetof(optimized::LevelState, overflow_count));
   const optimized::SpanList list{d_spans.data(), count, 1};  // room for one entry
-  optimized::SortOverflow(lv, b, list, BucketSorter::kCounting, 16384, nullptr);
+  ASSERT_GE(LargestTile(BucketSorter::kCounting), 8192u) << "the spans fit every GPU's tile";
+  optimized::SortOverflow(lv, b, list, BucketSorter::kCounting,
+                          LargestTile(BucketSorter::kCounting), nullptr);
   CUDA_CHECK(cudaDeviceSynchronize());
   const std::vector<std::uint32_t> got = sorted_in_place.ToHost();
   std::vector<std::uint32_t> want = keys;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
@@ -130,6 +131,34 @@ TEST_F(DeviceLimitsGpu, OptInAllowsLargeBlocksAndRefusesTooLarge) {
   CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(out.ToHost()[255], 0);
   EXPECT_THROW(OptInSharedMemory(kernel, l.smem_per_block + 1), std::logic_error);
+}
+
+TEST_F(DeviceLimitsGpu, UnderEachProfileABlockPastItsSharedMemoryIsRefused) {
+  // What the profiled GPU would refuse is refused here too, whatever this GPU allows, with the
+  // kernel and the profile named; what fits it still launches.
+  const auto* kernel = reinterpret_cast<const void*>(DynamicSharedKernel);
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  for (const DeviceLimits& profile : DeviceProfiles()) {
+    testing::ScopedDeviceProfile scoped(profile.name);
+    const DeviceLimits l = PlanningLimits();
+    const std::size_t allowed = l.smem_per_block - attr.sharedSizeBytes;
+    try {
+      OptInSharedMemory(kernel, allowed + 1);
+      ADD_FAILURE() << profile.name << ": a block past " << l.smem_per_block << " bytes ran";
+    } catch (const std::logic_error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(profile.name + " profile"), std::string::npos) << what;
+      EXPECT_NE(what.find("DynamicSharedKernel"), std::string::npos) << what;
+    }
+    const std::size_t bytes = std::min<std::size_t>(allowed, 64 * 1024);
+    OptInSharedMemory(kernel, bytes);
+    DeviceBuffer<int> out(256);
+    DynamicSharedKernel<<<1, 256, bytes>>>(out.data());
+    CUDA_CHECK_LAST_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(out.ToHost()[255], 0) << profile.name;
+  }
 }
 
 TEST_F(DeviceLimitsGpu, ProgrammaticLaunchNeedsSm90AndCodeForIt) {

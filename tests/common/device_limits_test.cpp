@@ -70,6 +70,19 @@ TEST(DeviceProfiles, ProfilesOfOneComputeCapabilityShareItsPerSmLimits) {
   }
 }
 
+TEST(DeviceProfiles, SharedMemoryPastABlocksLimitIsNamedWithWhoseLimitItIs) {
+  const DeviceLimits& t4 = DeviceProfile("t4");
+  EXPECT_EQ(SharedMemoryFitError(t4, 64 * 1024), "");
+  EXPECT_EQ(SharedMemoryFitError(t4, 97 * 1024),
+            "99328 bytes of shared memory per block; the t4 profile (STAGED_DEVICE_PROFILE) "
+            "allows 65536");
+  DeviceLimits device = DeviceProfile("h200");
+  device.name = "device";
+  EXPECT_EQ(SharedMemoryFitError(device, 227 * 1024), "");
+  EXPECT_EQ(SharedMemoryFitError(device, 227 * 1024 + 1),
+            "232449 bytes of shared memory per block; this GPU allows 232448");
+}
+
 TEST(DeviceProfiles, UnknownNameIsAUsageError) {
   EXPECT_THROW(DeviceProfile("gtx1080"), UsageError);
   try {
