@@ -14,7 +14,8 @@ means it: `scripts/test.sh --chapter NN <selector>` on chapter NN's pages, `scri
 
 - exit 0, or 77 where it may need a GPU and this machine has none
   (`build/bin/staged_device_query` says which): executables and test programs in build/,
-  compute-sanitizer, ncu, scripts/test.sh, scripts/gpu_suite.sh and scripts/tour.sh may;
+  compute-sanitizer, ncu, scripts/test.sh, scripts/gpu_suite.sh, scripts/tour.sh and
+  scripts/my_gpu.py may;
 - not report that no test matched ("No tests were found", GoogleTest's "no test matches", or
   test.sh's "no tests matched"), whatever its exit code.
 
@@ -56,7 +57,7 @@ INLINE_TOOL = re.compile(r"`((?:ncu|nsys|cuobjdump)\s[^`<]*build/[^`<]+)`")
 INLINE_SELECTOR = re.compile(r"`((?:-R|-E|-L|-LE) [^`<>]+)`")
 PLACEHOLDER = re.compile(r"(?<![A-Z])NN(?![A-Z])")
 NEEDS_GPU = re.compile(r"(^|\s)(build/bin/|build/tests/|compute-sanitizer\s|ncu\s|nsys\s"
-                       r"|scripts/gpu_suite\.sh|scripts/tour\.sh|scripts/test\.sh)")
+                       r"|scripts/gpu_suite\.sh|scripts/tour\.sh|scripts/test\.sh|scripts/my_gpu\.py)")
 NO_TESTS = re.compile(r"No tests were found|no test matches --gtest_filter|no tests matched")
 # Tools that run a target (their options first): without them the target runs alone.
 WRAPPERS = ("compute-sanitizer", "ncu", "nsys")

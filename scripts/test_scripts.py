@@ -20,6 +20,7 @@ import build_progress  # noqa: E402
 import check_page_commands  # noqa: E402
 import check_test_labels  # noqa: E402
 import ctest_summary  # noqa: E402
+import my_gpu  # noqa: E402
 
 
 class BuildProgress(unittest.TestCase):
@@ -156,6 +157,39 @@ class CtestSummary(unittest.TestCase):
         self.assertEqual(status(3, 0, 6, no_gpu=True), 0)
         self.assertEqual(status(3, 1, 6, no_gpu=True), 1)
         self.assertEqual(status(0, 1, 6, no_gpu=True), 1)
+
+
+class MyGpu(unittest.TestCase):
+    """The predictions of scripts/my_gpu.py: the H200's fraction of a ceiling, on this GPU's."""
+
+    ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+    def committed(self, chapter):
+        return my_gpu.read_csv((self.ROOT / "docs" / "results" / f"{chapter}.csv").read_text())
+
+    def test_every_headline_row_is_in_the_committed_results(self):
+        for chapter, what, _, (variant, n, dist), _, _ in my_gpu.ROWS:
+            rows = self.committed(my_gpu.CHAPTER_CSV[chapter])
+            self.assertIsNotNone(my_gpu.find_row(rows, variant, n, dist), what)
+
+    def test_a_gpu_with_half_the_ceilings_is_predicted_half_as_fast(self):
+        h200 = self.committed("device")[0]
+        half = {k: str(float(h200[k]) / 2) for k in my_gpu.CEILING_COLUMN.values()}
+        for chapter, what, _, (variant, n, dist), basis, unit in my_gpu.ROWS:
+            row = my_gpu.find_row(self.committed(my_gpu.CHAPTER_CSV[chapter]), variant, n, dist)
+            predicted = my_gpu.predict(row, h200, half, basis, unit)
+            want = my_gpu.shown(row, unit) * (2 if unit == "ms" else 0.5)
+            self.assertAlmostEqual(predicted, want, places=6, msg=what)
+
+    def test_short_means_below_the_prediction_by_more_than_the_runs_noise(self):
+        def row(median, lo, hi, throughput):
+            return {"median_ms": str(median), "min_ms": str(lo), "max_ms": str(hi),
+                    "throughput": str(throughput)}
+        self.assertEqual(my_gpu.verdict(row(1.0, 0.99, 1.01, 90), 100, "GB/s")[0], "short")
+        self.assertEqual(my_gpu.verdict(row(1.0, 0.99, 1.01, 96), 100, "GB/s")[0], "ok")
+        self.assertEqual(my_gpu.verdict(row(1.0, 0.8, 1.2, 85), 100, "GB/s")[0], "ok")  # noisy
+        self.assertEqual(my_gpu.verdict(row(1.2, 1.19, 1.21, 0), 1.0, "ms")[0], "short")
+        self.assertEqual(my_gpu.verdict(row(0.9, 0.89, 0.91, 0), 1.0, "ms")[0], "ok")
 
 
 class TimingSuites(unittest.TestCase):
