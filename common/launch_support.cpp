@@ -3,7 +3,9 @@
 #include "launch_support.hpp"
 
 #include <cuda_runtime_api.h>
+#include <cxxabi.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -14,6 +16,21 @@
 #include "device_limits.hpp"
 
 namespace staged {
+namespace {
+
+/// The kernel's name as its source spells it (`ch03::optimized::PartitionKernel(...)`), not the
+/// mangled symbol cudaFuncGetName returns.
+std::string KernelName(const void* kernel) {
+  const char* symbol = nullptr;
+  if (cudaFuncGetName(&symbol, kernel) != cudaSuccess || symbol == nullptr) return "a kernel";
+  int status = 0;
+  char* plain = abi::__cxa_demangle(symbol, nullptr, nullptr, &status);
+  std::string name = (status == 0 && plain != nullptr) ? plain : symbol;
+  std::free(plain);
+  return name;
+}
+
+}  // namespace
 
 void OptInSharedMemory(const void* kernel, std::size_t dynamic_bytes) {
   cudaFuncAttributes attr{};
@@ -22,9 +39,7 @@ void OptInSharedMemory(const void* kernel, std::size_t dynamic_bytes) {
   const std::string error =
       SharedMemoryFitError(PlanningLimits(), attr.sharedSizeBytes + dynamic_bytes);
   if (!error.empty()) {
-    const char* name = nullptr;
-    if (cudaFuncGetName(&name, kernel) != cudaSuccess || name == nullptr) name = "a kernel";
-    throw std::logic_error(std::string(name) + " asks for " + error);
+    throw std::logic_error(KernelName(kernel) + " asks for " + error);
   }
   if (static_cast<int>(dynamic_bytes) > attr.maxDynamicSharedSizeBytes) {  // over 48 KiB
     CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -150,6 +150,7 @@ TEST_F(DeviceLimitsGpu, UnderEachProfileABlockPastItsSharedMemoryIsRefused) {
       const std::string what = e.what();
       EXPECT_NE(what.find(profile.name + " profile"), std::string::npos) << what;
       EXPECT_NE(what.find("DynamicSharedKernel"), std::string::npos) << what;
+      EXPECT_NE(what.rfind("_Z", 0), 0u) << "the kernel named as its source spells it: " << what;
     }
     const std::size_t bytes = std::min<std::size_t>(allowed, 64 * 1024);
     OptInSharedMemory(kernel, bytes);
