@@ -407,8 +407,9 @@ const std::vector<Shape> kTargetShapes = {
     {4096, 4096, 64},
 };
 
-/// The float shapes of the lines of bench.args (`--m`, `--n`, `--k`; M and K default to N).
-std::vector<Shape> BenchArgsShapes() {
+/// The shapes of the lines of bench.args (`--m`, `--n`, `--k`; M and K default to N) whose
+/// `--type` is @p want (float when the line names none).
+std::vector<Shape> BenchArgsShapes(const std::string& want = "float") {
   std::ifstream in(CH04_BENCH_ARGS);
   EXPECT_TRUE(in.good()) << "cannot read " << CH04_BENCH_ARGS;
   std::vector<Shape> shapes;
@@ -418,17 +419,14 @@ std::vector<Shape> BenchArgsShapes() {
     std::istringstream words(line);
     std::string word;
     int m = 0, n = 0, k = 0;
-    bool is_int = false;
+    std::string type = "float";
     while (words >> word) {
       if (word == "--m") words >> m;
       if (word == "--n") words >> n;
       if (word == "--k") words >> k;
-      if (word == "--type") {
-        words >> word;
-        is_int = word == "int32";
-      }
+      if (word == "--type") words >> type;
     }
-    if (!is_int && n > 0) shapes.push_back({m == 0 ? n : m, n, k == 0 ? n : k});
+    if (type == want && n > 0) shapes.push_back({m == 0 ? n : m, n, k == 0 ? n : k});
   }
   return shapes;
 }
@@ -446,6 +444,14 @@ TEST(Ch04Bench, MutationShapesAreTheBenchmarkShapes) {
   for (const Shape& s : kTargetShapes) {
     EXPECT_NE(std::find(bench.begin(), bench.end(), s), bench.end())
         << "target shape " << ShapeName(s) << " is not benchmarked";
+  }
+  // The tensor-core lines: each precision runs exactly the tensor mutation check's shapes.
+  for (const std::string type : {"tf32", "bf16"}) {
+    std::vector<Shape> tensor = BenchArgsShapes(type);
+    std::vector<Shape> want = kTensorBenchShapes;
+    std::sort(tensor.begin(), tensor.end());
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(tensor, want) << "--type " << type << " lines of bench.args";
   }
 }
 

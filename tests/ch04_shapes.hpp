@@ -82,7 +82,9 @@ enum class Fault {
   kDropRow,          ///< one row of C left at zero
   kDropColumn,       ///< one column of C left at zero
   kTransposeTile16,  ///< a 16×16 tile of C stored transposed
-  kTransposeTile128  ///< a 128×128 tile of C stored transposed (when C is that large)
+  kTransposeTile128,  ///< a 128×128 tile of C stored transposed (when C is that large)
+  kSwappedKChunks,    ///< a 16×16 block of C read two 4-wide chunks of A's k-tile swapped (a
+                      ///< wrong swizzle): Σ a_i,σ(p)·b_pj over 8 consecutive k
 };
 
 inline const char* FaultName(Fault f) {
@@ -97,20 +99,23 @@ inline const char* FaultName(Fault f) {
       return "column dropped";
     case Fault::kTransposeTile16:
       return "16x16 tile transposed";
+    case Fault::kSwappedKChunks:
+      return "two 4-wide chunks of A swapped in a 16x16 block (a wrong swizzle)";
     default:
       return "128x128 tile transposed";
   }
 }
 
-inline const std::vector<Fault> kAllFaults = {Fault::kDropKTile8,      Fault::kDropKTile16,
-                                       Fault::kDropRow,         Fault::kDropColumn,
-                                       Fault::kTransposeTile16, Fault::kTransposeTile128};
+inline const std::vector<Fault> kAllFaults = {
+    Fault::kDropKTile8,       Fault::kDropKTile16,      Fault::kDropRow,      Fault::kDropColumn,
+    Fault::kTransposeTile16, Fault::kTransposeTile128, Fault::kSwappedKChunks};
 
 /// Whether @p f can change a product of shape @p s (a transposed tile needs two rows and two
 /// columns, a 128×128 one needs C at least that large).
 inline bool Applies(Fault f, const Shape& s) {
   if (f == Fault::kTransposeTile16) return s.m >= 2 && s.n >= 2;
   if (f == Fault::kTransposeTile128) return s.m >= 128 && s.n >= 128;
+  if (f == Fault::kSwappedKChunks) return s.k >= 8;
   return s.k >= 1 || f == Fault::kDropRow || f == Fault::kDropColumn;
 }
 
@@ -142,6 +147,24 @@ inline std::vector<float> Inject(Fault f, std::vector<float> c, const std::vecto
     case Fault::kDropKTile16:
       DropProducts(c, a, b, s, 0, 128, 0, 128, 0, 16);
       break;
+    case Fault::kSwappedKChunks: {
+      // Products of k in [k0, k0 + 8) taken with A's chunks swapped: a_i,p+4 with b_pj and
+      // a_i,p with b_p+4,j.
+      const int r0 = mid_m / 16 * 16, c0 = mid_n / 16 * 16, k0 = s.k / 2 / 8 * 8;
+      for (int i = r0; i < std::min(r0 + 16, s.m); ++i) {
+        for (int j = c0; j < std::min(c0 + 16, s.n); ++j) {
+          double delta = 0.0;
+          for (int p = k0; p < k0 + 8 && p < s.k; ++p) {
+            const int q = p < k0 + 4 ? p + 4 : p - 4;
+            const double bp = b[Elements(p, s.n) + j];
+            delta += (static_cast<double>(a[Elements(i, s.k) + q]) - a[Elements(i, s.k) + p]) * bp;
+          }
+          float& v = c[Elements(i, s.n) + j];
+          v = static_cast<float>(v + delta);
+        }
+      }
+      break;
+    }
     case Fault::kDropRow:
       for (int j = 0; j < s.n; ++j) c[Elements(mid_m, s.n) + j] = 0.0f;
       break;
@@ -166,6 +189,12 @@ inline const std::vector<Shape> kBenchShapes = {
     {4096, 4096, 4096}, {8192, 8192, 8192}, {4096, 4096, 512},  {8192, 1024, 8192},
     {1023, 1021, 1027}, {1000, 8, 1000},    {8, 1000, 1000},    {64, 4096, 4096},
     {4096, 64, 4096},   {127, 129, 4099},   {4096, 4096, 64},
+};
+
+/// The tensor-core shapes `bench.args` runs (`--type tf32` and `--type bf16` lines; a host test
+/// keeps the lists equal): the mutation check's shapes for the tensor stage.
+inline const std::vector<Shape> kTensorBenchShapes = {
+    {512, 512, 512}, {4096, 4096, 4096}, {8192, 8192, 8192}, {1023, 1021, 1027}, {127, 129, 4099},
 };
 
 }  // namespace ch04::testing

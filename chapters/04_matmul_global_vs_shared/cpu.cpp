@@ -43,11 +43,11 @@ double ToleranceScale(int k) {
 
 double AbsoluteFloor(int k) { return 2.0 * (k < 1 ? 1 : k) * std::ldexp(1.0, -126); }
 
-staged::VerifyReport CompareProduct(const float* expected, const float* actual,
-                                    const float* abs_product, std::size_t count, int k) {
+staged::VerifyReport CompareProductWithin(const float* expected, const float* actual,
+                                          const float* abs_product, std::size_t count, int k,
+                                          double scale) {
   staged::VerifyReport r;
   r.checked = count;
-  const double scale = ToleranceScale(k);
   const double floor = AbsoluteFloor(k);
   for (std::size_t i = 0; i < count; ++i) {
     const double e = expected[i];
@@ -65,6 +65,17 @@ staged::VerifyReport CompareProduct(const float* expected, const float* actual,
     }
     if (!pass) staged::detail::Record(r, i, expected[i], actual[i], staged::kListedMismatches);
   }
+  if (!r.ok) {
+    r.note = "tolerance per element: " + std::to_string(scale) + "·(|A|·|B|)_ij, K = " +
+             std::to_string(k);
+  }
+  return r;
+}
+
+staged::VerifyReport CompareProduct(const float* expected, const float* actual,
+                                    const float* abs_product, std::size_t count, int k) {
+  staged::VerifyReport r =
+      CompareProductWithin(expected, actual, abs_product, count, k, ToleranceScale(k));
   if (!r.ok) {
     r.note =
         "tolerance per element: 2·min(gamma_K, 10·sqrt(K)·u)·(1 + gamma_K)·(|A|·|B|)_ij, K = " +

@@ -6,6 +6,8 @@
  * cuBLAS is column-major. A row-major M×N matrix C has the same bytes as the column-major
  * N×M matrix C^T, and C^T = B^T·A^T, so one SGEMM with the operands swapped (B first, then A),
  * no transposes and leading dimensions N, K, N computes row-major C = A·B without a copy.
+ * The tensor-core baselines (`ch04::tensor::CublasTensor`) make the same call through
+ * `cublasGemmEx`, whose compute type sets the precision.
  */
 #include <cublas_v2.h>
 
@@ -13,13 +15,13 @@
 #include <string>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "chapters/04_matmul_global_vs_shared/tensor.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 
-namespace ch04::library {
-
 namespace {
 
+/// Throws std::runtime_error naming @p what when @p status is not success.
 void CheckCublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw std::runtime_error(std::string("cuBLAS ") + what +
@@ -28,6 +30,8 @@ void CheckCublas(cublasStatus_t status, const char* what) {
 }
 
 }  // namespace
+
+namespace ch04::library {
 
 /**
  * @brief out[i] = |in[i]|, a grid-stride loop (builds |A| and |B| for the error bound).
@@ -99,3 +103,52 @@ void Cublas::Reference(const float* d_a, const float* d_b, int m, int n, int k,
 }
 
 }  // namespace ch04::library
+
+namespace ch04::tensor {
+
+CublasTensor::CublasTensor() {
+  CheckCublas(cublasCreate(&handle_), "cublasCreate");
+  // The math mode stays the default: each call's compute type says what the tensor cores do.
+  CheckCublas(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+}
+
+CublasTensor::~CublasTensor() {
+  if (handle_ != nullptr) cublasDestroy(handle_);
+}
+
+namespace {
+
+/// Row-major C (FP32) = A·B through cublasGemmEx with operands of @p type and @p compute.
+void GemmEx(cublasHandle_t handle, const void* d_a, const void* d_b, float* d_c, int m, int n,
+            int k, cudaDataType_t type, cublasComputeType_t compute, cudaStream_t stream) {
+  CheckDimensions(m, n, k);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    CUDA_CHECK(cudaMemsetAsync(d_c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
+    return;
+  }
+  CheckCublas(cublasSetStream(handle, stream), "cublasSetStream");
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  // snippet-begin: ch04-cublas-gemmex
+  // Column-major view, as for SGEMM: C^T (N×M) = B^T (N×K) · A^T (K×M); C is FP32.
+  CheckCublas(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one, d_b, type, n,
+                                    d_a, type, k, &zero, d_c, CUDA_R_32F, n, compute,
+                                    CUBLAS_GEMM_DEFAULT),
+                       "cublasGemmEx");
+  // snippet-end: ch04-cublas-gemmex
+}
+
+}  // namespace
+
+void CublasTensor::MatmulTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, int k,
+                              cudaStream_t stream) {
+  GemmEx(handle_, d_a, d_b, d_c, m, n, k, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, stream);
+}
+
+void CublasTensor::MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c,
+                              int m, int n, int k, cudaStream_t stream) {
+  GemmEx(handle_, d_a, d_b, d_c, m, n, k, CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
+}
+
+}  // namespace ch04::tensor

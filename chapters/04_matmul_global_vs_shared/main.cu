@@ -3,10 +3,12 @@
  * @brief Driver of ch04_naive and ch04_optimized: C = A·B for an M×K A and a K×N B.
  *
  * Flags: `--n N` columns of B and C (the side of a square problem), `--m M` rows of A and C
- * (0: same as N), `--k K` the inner dimension (0: same as N), `--type float|int32`, and for
- * ch04_optimized `--kernel <stage>|best` (what the `optimized` row runs; default `best`, the
- * stage ChooseStage picks for the shape). ch04_optimized also times every stage as its own
- * `optimized:<stage>` row (the skinny stage only where min(M, N) <= 64).
+ * (0: same as N), `--k K` the inner dimension (0: same as N), `--type float|int32|tf32|bf16`,
+ * and for ch04_optimized `--kernel <stage>|best` (what the `optimized` row runs; default `best`,
+ * the stage ChooseStage picks for the shape). ch04_optimized also times every stage as its own
+ * `optimized:<stage>` row (the skinny stage only where min(M, N) <= 64). `--type tf32|bf16`
+ * (ch04_optimized only, sm_80 and newer) times the tensor-core stage, `optimized:mma`, against
+ * cuBLAS at the same precision (RunTensor).
  *
  * Inputs: float uniform in [-1, 1); int32 uniform in [-8, 8], so |C_ij| <= 64·K never overflows
  * for K <= kMaxDimension. Reference: the CPU (double accumulation, exact for int32) up to
@@ -34,6 +36,7 @@
 #include <vector>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "chapters/04_matmul_global_vs_shared/tensor.cuh"
 #include "common/cli.hpp"
 #include "common/device_buffer.hpp"
 #include "common/entry.hpp"
@@ -252,6 +255,123 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   return staged::FinishRun(report, opt);
 }
 
+/// The tensor-core run: stage 9 (`optimized:mma`) and cuBLAS at the same precision, both
+/// checked against the exact product of the rounded inputs (tensor.cuh's bounds).
+int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Precision p) {
+  namespace tc = ch04::tensor;
+  const staged::CommonOptions& opt = ctx.options;
+  std::string why;
+  if (!tc::Available(&why)) throw staged::ArchitectureError(why);
+  const bool bf16 = p == tc::Precision::kBf16;
+  const std::size_t size_a = static_cast<std::size_t>(s.m) * s.k;
+  const std::size_t size_b = static_cast<std::size_t>(s.k) * s.n;
+  const std::size_t size_c = static_cast<std::size_t>(s.m) * s.n;
+  const std::uint64_t volume = static_cast<std::uint64_t>(size_a) * s.n;
+  const bool cpu_reference = volume <= ch04::kCpuReferenceVolume;
+  const std::size_t elem = bf16 ? sizeof(__nv_bfloat16) : sizeof(float);
+  const std::size_t ref_bytes = cpu_reference ? 0 : (2 * (size_a + size_b) + size_c) * 4;
+  const std::string label = std::string(tc::Name(p)) + ":" + std::to_string(s.m) + "x" +
+                            std::to_string(s.n) + "x" + std::to_string(s.k);
+  staged::RequireDeviceMemory((size_a + size_b) * elem + size_c * 4 + ref_bytes,
+                              "A, B and C of a " + label + " product");
+
+  // Inputs: float for TF32 (the kernel rounds them), rounded to BF16 on the host for BF16.
+  const std::vector<float> h_a = MakeInput<float>(size_a, opt.seed);
+  const std::vector<float> h_b = MakeInput<float>(size_b, opt.seed ^ 0x9E3779B97F4A7C15ull);
+  staged::DeviceBuffer<float> d_a32, d_b32;
+  staged::DeviceBuffer<__nv_bfloat16> d_a16, d_b16;
+  if (bf16) {
+    d_a16 = staged::DeviceBuffer<__nv_bfloat16>(tc::ToBf16(h_a));
+    d_b16 = staged::DeviceBuffer<__nv_bfloat16>(tc::ToBf16(h_b));
+  } else {
+    d_a32 = staged::DeviceBuffer<float>(h_a);
+    d_b32 = staged::DeviceBuffer<float>(h_b);
+  }
+  staged::DeviceBuffer<float> d_c(size_c);
+  staged::Stream stream;
+  tc::CublasTensor cublas;
+  std::vector<Variant> variants;
+  variants.push_back({"optimized:mma", [&](cudaStream_t st) {
+                        if (bf16) {
+                          tc::MatmulBf16(d_a16.data(), d_b16.data(), d_c.data(), s.m, s.n, s.k, st);
+                        } else {
+                          tc::MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k, st);
+                        }
+                      }});
+  variants.push_back({"library:cublas", [&](cudaStream_t st) {
+                        if (bf16) {
+                          cublas.MatmulBf16(d_a16.data(), d_b16.data(), d_c.data(), s.m, s.n, s.k,
+                                            st);
+                        } else {
+                          cublas.MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k,
+                                            st);
+                        }
+                      }});
+
+  // Reference: the exact product of the rounded inputs (the CPU in double, else FP32 SGEMM).
+  std::vector<float> ref_c, ref_abs;
+  if (opt.verify) {
+    const std::vector<float> ra = tc::Rounded(p, h_a), rb = tc::Rounded(p, h_b);
+    if (cpu_reference) {
+      ref_c.resize(size_c);
+      ref_abs.resize(size_c);
+      ch04::cpu::Matmul(ra.data(), rb.data(), ref_c.data(), s.m, s.n, s.k);
+      ch04::cpu::AbsMatmul(ra.data(), rb.data(), ref_abs.data(), s.m, s.n, s.k);
+    } else {
+      const staged::DeviceBuffer<float> d_ra(ra), d_rb(rb);
+      ch04::library::Cublas sgemm;
+      sgemm.Reference(d_ra.data(), d_rb.data(), s.m, s.n, s.k, &ref_c, &ref_abs);
+    }
+  }
+  // Our kernel rounds as the reference does; cuBLAS's TF32 rounding is not documented, so its
+  // row also gets the inputs' rounding (InputRoundingScale; 0 for BF16).
+  const double scales[2] = {tc::AccumulationScale(s.k),
+                            tc::AccumulationScale(s.k) + tc::InputRoundingScale(p)};
+  std::vector<staged::Verified> verified;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    if (!opt.verify) {
+      verified.push_back(staged::Verified::kSkipped);
+      continue;
+    }
+    d_c.FillBytes(0xFF, stream.get());
+    variants[i].launch(stream.get());
+    std::vector<float> out(size_c);
+    d_c.CopyToHost(out.data(), size_c, stream.get());
+    const staged::VerifyReport r = ch04::CompareProductWithin(ref_c.data(), out.data(),
+                                                              ref_abs.data(), size_c, s.k, scales[i]);
+    if (!r.ok) std::cerr << variants[i].name << ": " << r.Summary() << "\n";
+    verified.push_back(r.ok ? staged::Verified::kYes : staged::Verified::kNo);
+  }
+
+  // Time: the same L2 rule and the same rounds as the FP32 run.
+  staged::Report report("04_matmul_global_vs_shared", opt.seed, ctx.device, "library:cublas");
+  const bool flush =
+      staged::ShouldFlushL2((size_a + size_b) * elem + size_c * 4, ctx.device.l2_bytes);
+  std::vector<std::function<void(cudaStream_t)>> launches;
+  for (const auto& v : variants) launches.push_back(v.launch);
+  const std::vector<staged::TimingStats> times =
+      staged::TimeGpuInTurn({opt.warmup, opt.reps, flush}, launches, stream.get());
+  const double flops = 2.0 * static_cast<double>(volume);
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    staged::ReportRow r;
+    r.variant = variants[i].name;
+    r.n = static_cast<std::uint64_t>(s.n);
+    r.dist = label;
+    r.time = times[i];
+    r.throughput = times[i].median_ms > 0 ? flops / (times[i].median_ms * 1e6) : 0.0;
+    r.unit = "GFLOP/s";
+    r.ceiling = staged::Ceiling::kNone;  // the FP32 rate is not a tensor core's ceiling
+    r.verified = verified[i];
+    report.Add(r);
+  }
+  if (opt.format == staged::OutputFormat::kTable) {
+    std::cerr << "reference: exact product of the " << tc::Name(p) << "-rounded inputs ("
+              << (cpu_reference ? "CPU, double" : "cuBLAS SGEMM, FP32") << "); L2 "
+              << (flush ? "flushed before every rep" : "not flushed (operands > 4x L2)") << "\n";
+  }
+  return staged::FinishRun(report, opt);
+}
+
 std::string KernelHelp() {
   std::string help = "stage reported as the 'optimized' row (flop/byte from global memory)";
   for (const auto& info : ch04::optimized::AllStages()) {
@@ -282,8 +402,10 @@ int main(int argc, char** argv) {
     std::string kernel = "best";
     cli.AddSize("m", &m, 0, ch04::kMaxDimension, "rows of A and C; 0 = same as --n");
     cli.AddSize("k", &k, 0, ch04::kMaxDimension, "columns of A and rows of B; 0 = same as --n");
-    cli.AddChoice("type", &type, {"float", "int32"},
-                  "element type (int32: inputs in [-8, 8]; naive and tiled16 only)");
+    cli.AddChoice("type", &type, {"float", "int32", "tf32", "bf16"},
+                  "element type (int32: inputs in [-8, 8]; naive and tiled16 only; tf32, bf16: "
+                  "the tensor-core stage against cuBLAS at that precision, ch04_optimized, "
+                  "sm_80 and newer)");
     if (kOptimizedExe) {
       std::vector<std::string> words;
       for (const auto& info : ch04::optimized::AllStages()) words.push_back(info.name);
@@ -293,6 +415,13 @@ int main(int argc, char** argv) {
     // The flags' combinations are checked before the GPU is looked for.
     auto ctx = staged::StartRun(cli, argc, argv, [&](const staged::CommonOptions&) {
       const ch04::optimized::Stage chosen = ch04::optimized::ParseStage(kernel);
+      if (type == "tf32" || type == "bf16") {
+        if (!kOptimizedExe) throw staged::UsageError("--type " + type + " runs in ch04_optimized");
+        if (kernel != "best") {
+          throw staged::UsageError("--kernel picks an FP32 stage; --type " + type +
+                                   " times the tensor-core stage (mma)");
+        }
+      }
       if (type == "int32" && !ch04::optimized::Info(chosen).supports_int) {
         // `best` runs tiled16 for int32
         throw staged::UsageError("--kernel " + kernel + " is float only (int32: tiled16)");
@@ -303,6 +432,8 @@ int main(int argc, char** argv) {
     const Shape shape{m == 0 ? n : static_cast<int>(m), n, k == 0 ? n : static_cast<int>(k)};
     const ch04::optimized::Stage stage = ch04::optimized::ParseStage(kernel);
     if (type == "int32") return Run<std::int32_t>(*ctx, shape, stage);
+    if (type == "tf32") return RunTensor(*ctx, shape, ch04::tensor::Precision::kTf32);
+    if (type == "bf16") return RunTensor(*ctx, shape, ch04::tensor::Precision::kBf16);
     return Run<float>(*ctx, shape, stage);
   });
 }

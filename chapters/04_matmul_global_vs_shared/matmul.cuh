@@ -102,6 +102,19 @@ double AbsoluteFloor(int k);
 staged::VerifyReport CompareProduct(const float* expected, const float* actual,
                                     const float* abs_product, std::size_t count, int k);
 
+/// @brief CompareProduct with the tolerance factor @p scale in place of ToleranceScale(k) (the
+///        tensor-core products' bounds, tensor.cuh): finite elements must be within
+///        `scale · abs_product[i] + AbsoluteFloor(k)`; NaN and ±inf as in CompareProduct.
+/// @param[in] expected reference C (count elements)
+/// @param[in] actual computed C (count elements)
+/// @param[in] abs_product |A|·|B| (count elements)
+/// @param[in] count number of elements of C
+/// @param[in] k inner dimension (sets the absolute floor)
+/// @param[in] scale the tolerance factor
+staged::VerifyReport CompareProductWithin(const float* expected, const float* actual,
+                                          const float* abs_product, std::size_t count, int k,
+                                          double scale);
+
 /// The CPU reference.
 namespace cpu {
 

@@ -1,0 +1,370 @@
+/**
+ * @file mma_sync.cu
+ * @brief Stage 9: the tensor cores through warp-level `mma.sync`, in TF32 and in BF16.
+ *
+ * Same block tile as stage 4 (128×128, 256 threads), same `cp.async` copies as stage 6
+ * (common/async_copy.cuh), but the multiply-adds leave the FP32 units: each warp owns a 64×32
+ * piece of C as 4×4 tiles of 16×8, and one `mma.sync` multiplies a 16×k A fragment by a k×8 B
+ * fragment into one tile's accumulators (k = 8 in TF32, 16 in BF16), 2·16·8·k flops per
+ * instruction instead of an FFMA's 2.
+ *
+ * 1. Each k-tile is 128 bytes of every row of A (32 floats or 64 BF16 values) and as many rows
+ *    of B: 16 KiB each, three buffers of both in flight (96 KiB of dynamic shared memory).
+ * 2. A's fragments come from shared memory by `ldmatrix.x4`: one instruction, four 8×8 matrices
+ *    of 16-bit values, each lane getting the 32-bit word its fragment needs. Eight lanes read
+ *    one 16-byte chunk of eight consecutive rows; with 128-byte rows those eight chunks would sit
+ *    in the same four banks (an 8-way conflict), so chunk c of row r is stored at c ^ (r % 8):
+ *    the XOR swizzle puts the eight rows' chunks in eight different bank groups.
+ * 3. BF16's B fragment is a column of B: `ldmatrix.x4.trans` transposes 16-bit values as it
+ *    loads, from B's rows swizzled the same way. TF32's cannot be: `.trans` moves 16-bit halves,
+ *    and a TF32 value is 32 bits. Each lane reads its two words of B with plain 32-bit loads;
+ *    the four lanes that read one column at k, k+1, k+2, k+3 would hit one bank, so chunk c of
+ *    row k is stored at c ^ 2·(k % 4).
+ * 4. TF32: the kernel rounds each FP32 value to TF32 (`cvt.rna.tf32.f32`) between the shared
+ *    load and the `mma`; the tensor core would otherwise drop the 13 low bits (truncation).
+ */
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "chapters/04_matmul_global_vs_shared/tensor.cuh"
+#include "common/aligned_split.hpp"
+#include "common/async_copy.cuh"
+#include "common/cuda_check.hpp"
+#include "common/device_limits.hpp"
+#include "common/errors.hpp"
+#include "common/launch_support.hpp"
+
+namespace ch04::tensor {
+namespace {
+
+constexpr int kBm = 128;                     // rows of C per block
+constexpr int kBn = 128;                     // columns of C per block
+constexpr int kThreads = 256;                // 8 warps: 2 along M × 4 along N
+constexpr int kWarpM = 64;                   // rows of C per warp
+constexpr int kWarpN = 32;                   // columns of C per warp
+constexpr int kMTiles = kWarpM / 16;         // 16-row mma tiles per warp
+constexpr int kNTiles = kWarpN / 8;          // 8-column mma tiles per warp
+constexpr int kStages = 3;                   // k-tiles in shared memory at once
+constexpr int kRowBytes = 128;               // bytes of one k-tile of a row of A
+constexpr int kTileBytes = kBm * kRowBytes;  // A's k-tile; B's is as large
+constexpr int kSharedBytes = kStages * 2 * kTileBytes;  // 96 KiB
+constexpr int kChunksPerThread = kTileBytes / 16 / kThreads;  // 16-byte copies per operand
+static_assert(kChunksPerThread * 16 * kThreads == kTileBytes, "whole copies");
+
+/// What differs between the two precisions.
+template <Precision P>
+struct Traits;
+template <>
+struct Traits<Precision::kTf32> {
+  using Elem = float;
+  using Bits = std::uint32_t;
+  static constexpr int kStep = 8;  // k of one mma.sync (m16n8k8)
+};
+template <>
+struct Traits<Precision::kBf16> {
+  using Elem = __nv_bfloat16;
+  using Bits = std::uint16_t;
+  static constexpr int kStep = 16;  // k of one mma.sync (m16n8k16)
+};
+template <Precision P>
+constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(typename Traits<P>::Elem));
+template <Precision P>
+constexpr int kDepth = kRowBytes / static_cast<int>(sizeof(typename Traits<P>::Elem));
+template <Precision P>
+constexpr int kRowBytesB = kBn * static_cast<int>(sizeof(typename Traits<P>::Elem));
+
+// snippet-begin: ch04-mma-swizzle
+/// Byte offset of 16-byte chunk @p c (0..7) of row @p r of A's k-tile: chunk c ^ (r % 8).
+__device__ __forceinline__ int OffsetA(int r, int c) { return r * kRowBytes + ((c ^ (r & 7)) << 4); }
+
+/// Byte offset of chunk @p c of row @p k of B's k-tile: BF16 rows (16 chunks) swizzled as A's
+/// for `ldmatrix.trans`; TF32 rows (32 chunks) by 2·(k % 4) for the 32-bit column reads.
+template <Precision P>
+__device__ __forceinline__ int OffsetB(int k, int c) {
+  if constexpr (P == Precision::kBf16) return k * kRowBytesB<P> + ((c ^ (k & 7)) << 4);
+  return k * kRowBytesB<P> + ((c ^ ((k & 3) << 1)) << 4);
+}
+// snippet-end: ch04-mma-swizzle
+
+/// One 16-byte chunk: copied by `cp.async` when @p kVec (its elements wholly inside or wholly
+/// outside the matrix; outside: zeros), else element by element through registers.
+template <Precision P, bool kVec>
+__device__ __forceinline__ void CopyChunk(char* dst, const typename Traits<P>::Elem* matrix,
+                                          int row, int col, int rows, int cols) {
+  using Bits = typename Traits<P>::Bits;
+  constexpr int kE = kElemsPerChunk<P>;
+  if constexpr (kVec) {
+    const bool in = row < rows && col < cols;
+    const auto* src = in ? matrix + static_cast<std::size_t>(row) * cols + col : matrix;
+    staged::CopyToSharedOrZero<16>(dst, src, in);
+  } else {
+    const auto* bits = reinterpret_cast<const Bits*>(matrix);
+    union {
+      uint4 v;
+      Bits e[kE];
+    } chunk;
+    for (int e = 0; e < kE; ++e) {
+      chunk.e[e] = (row < rows && col + e < cols)
+                       ? bits[static_cast<std::size_t>(row) * cols + col + e]
+                       : Bits{0};
+    }
+    *reinterpret_cast<uint4*>(dst) = chunk.v;
+  }
+}
+
+/// Copies k-tile @p k0 of the block's rows of A and columns of B into one buffer.
+template <Precision P, bool kVec>
+__device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
+                                         const typename Traits<P>::Elem* b, int m, int n, int k,
+                                         int m0, int n0, int k0, char* sa, char* sb) {
+  constexpr int kE = kElemsPerChunk<P>;
+  constexpr int kChunksB = kBn / kE;  // chunks per row of B's tile
+#pragma unroll
+  for (int i = 0; i < kChunksPerThread; ++i) {
+    const int idx = threadIdx.x + i * kThreads;
+    const int r = idx >> 3, c = idx & 7;
+    CopyChunk<P, kVec>(sa + OffsetA(r, c), a, m0 + r, k0 + c * kE, m, k);
+  }
+#pragma unroll
+  for (int i = 0; i < kChunksPerThread; ++i) {
+    const int idx = threadIdx.x + i * kThreads;
+    const int r = idx / kChunksB, c = idx % kChunksB;
+    CopyChunk<P, kVec>(sb + OffsetB<P>(r, c), b, k0 + r, n0 + c * kE, k, n);
+  }
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// snippet-begin: ch04-mma-fragments
+/// Four 8×8 matrices of 16-bit values from shared memory; lane l gives row l % 8 of matrix l / 8.
+__device__ __forceinline__ void LoadMatrixX4(unsigned (&r)[4], unsigned address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+/// As LoadMatrixX4, each matrix transposed (lane t gets column t / 4).
+__device__ __forceinline__ void LoadMatrixX4Trans(unsigned (&r)[4], unsigned address) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(address));
+}
+
+/// FP32 bits rounded to TF32, to nearest, ties away from zero.
+__device__ __forceinline__ unsigned ToTf32(unsigned x) {
+  unsigned y;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(y) : "f"(__uint_as_float(x)));
+  return y;
+}
+
+/// d += a·b for one 16×8 tile: m16n8k8 in TF32, m16n8k16 in BF16, FP32 accumulators.
+template <Precision P>
+__device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  if constexpr (P == Precision::kTf32) {
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  }
+}
+
+/// The warp's products over one buffered k-tile: per mma step, A's fragments by ldmatrix, B's by
+/// ldmatrix.trans (BF16) or 32-bit loads (TF32), then 4×4 mma.sync.
+template <Precision P>
+__device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int warp_m,
+                                             int warp_n, int lane,
+                                             float (&acc)[kMTiles][kNTiles][4]) {
+  const auto a_base = static_cast<unsigned>(__cvta_generic_to_shared(sa));
+  const auto b_base = static_cast<unsigned>(__cvta_generic_to_shared(sb));
+  const int group = lane >> 2, in_group = lane & 3;
+#pragma unroll
+  for (int ks = 0; ks < kDepth<P> / Traits<P>::kStep; ++ks) {
+    unsigned af[kMTiles][4];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+      // Lanes 0-7: rows 0-7, first chunk; 8-15: rows 8-15; 16-23 and 24-31: the second chunk.
+      const int r = warp_m * kWarpM + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+      LoadMatrixX4(af[mt], a_base + OffsetA(r, ks * 2 + (lane >> 4)));
+    }
+    unsigned bf[kNTiles][2];
+    if constexpr (P == Precision::kBf16) {
+#pragma unroll
+      for (int np = 0; np < kNTiles / 2; ++np) {  // two 8-column tiles per ldmatrix.x4.trans
+        const int kr = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const int c = (warp_n * kWarpN + np * 16) / 8 + (lane >> 4);
+        unsigned r[4];
+        LoadMatrixX4Trans(r, b_base + OffsetB<P>(kr, c));
+        bf[2 * np][0] = r[0];
+        bf[2 * np][1] = r[1];
+        bf[2 * np + 1][0] = r[2];
+        bf[2 * np + 1][1] = r[3];
+      }
+    } else {
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) {  // b0 = B[k + i][n], b1 = B[k + i + 4][n]
+        const int col = warp_n * kWarpN + nt * 8 + group;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int kr = ks * 8 + in_group + 4 * h;
+          unsigned v;
+          asm volatile("ld.shared.b32 %0, [%1];"
+                       : "=r"(v)
+                       : "r"(b_base + OffsetB<P>(kr, col >> 2) + (col & 3) * 4));
+          bf[nt][h] = ToTf32(v);
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) af[mt][i] = ToTf32(af[mt][i]);
+      }
+    }
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+      for (int nt = 0; nt < kNTiles; ++nt) Mma<P>(acc[mt][nt], af[mt], bf[nt]);
+    }
+  }
+}
+// snippet-end: ch04-mma-fragments
+#endif
+
+/**
+ * @brief C = A·B on the tensor cores: one 128×128 tile of C per block, k-tiles through a
+ *        three-buffer `cp.async` pipeline, `mma.sync` per warp (see the file comment).
+ * @tparam P the precision
+ * @tparam kVec rows of A and B are whole 16-byte chunks and 16-byte aligned (K and N multiples
+ *         of the chunk's elements): `cp.async`; else element-by-element copies
+ * @param[in] a M×K row-major
+ * @param[in] b K×N row-major
+ * @param[out] c M×N row-major, FP32
+ * @param[in] m rows of A
+ * @param[in] n columns of B
+ * @param[in] k inner dimension (>= 1)
+ * @par Launch configuration
+ * grid (ceil(N/128), ceil(M/128)), 256 threads, kSharedBytes of dynamic shared memory; compiled
+ * for sm_80 and newer only (the host checks `Available` first).
+ */
+template <Precision P, bool kVec>
+__global__ void __launch_bounds__(kThreads, 2)
+    MmaKernel(const typename Traits<P>::Elem* __restrict__ a,
+              const typename Traits<P>::Elem* __restrict__ b, float* __restrict__ c, int m, int n,
+              int k) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  extern __shared__ __align__(128) char smem[];
+  const int m0 = blockIdx.y * kBm, n0 = blockIdx.x * kBn;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int warp_m = warp / (kBn / kWarpN), warp_n = warp % (kBn / kWarpN);
+  float acc[kMTiles][kNTiles][4] = {};
+  const int tiles = (k + kDepth<P> - 1) / kDepth<P>;
+  auto buffer_a = [&](int s) { return smem + s * 2 * kTileBytes; };
+  auto buffer_b = [&](int s) { return smem + s * 2 * kTileBytes + kTileBytes; };
+  // snippet-begin: ch04-mma-loop
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < tiles) LoadTile<P, kVec>(a, b, m, n, k, m0, n0, s * kDepth<P>, buffer_a(s), buffer_b(s));
+    staged::CommitCopies();
+  }
+  for (int t = 0; t < tiles; ++t) {
+    staged::WaitCopies<kStages - 2>();  // k-tile t has landed (for this thread's copies)
+    __syncthreads();                    // ... for every thread's; buffer t - 1 is free
+    const int next = t + kStages - 1;
+    if (next < tiles) {
+      LoadTile<P, kVec>(a, b, m, n, k, m0, n0, next * kDepth<P>, buffer_a(next % kStages),
+                        buffer_b(next % kStages));
+    }
+    staged::CommitCopies();
+    MultiplyTile<P>(buffer_a(t % kStages), buffer_b(t % kStages), warp_m, warp_n, lane, acc);
+  }
+  // snippet-end: ch04-mma-loop
+  staged::WaitAllCopies();
+  // Accumulator i of a 16×8 tile: row group + 8·(i / 2), column 2·in_group + i % 2.
+  const int group = lane >> 2, in_group = lane & 3;
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+    for (int nt = 0; nt < kNTiles; ++nt) {
+      const int col = n0 + warp_n * kWarpN + nt * 8 + 2 * in_group;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = m0 + warp_m * kWarpM + mt * 16 + group + 8 * h;
+        if (row >= m) continue;
+        float* out = c + static_cast<std::size_t>(row) * n + col;
+        if (kVec && col + 1 < n) {
+          *reinterpret_cast<float2*>(out) = make_float2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]);
+        } else {
+          if (col < n) out[0] = acc[mt][nt][2 * h];
+          if (col + 1 < n) out[1] = acc[mt][nt][2 * h + 1];
+        }
+      }
+    }
+  }
+#endif
+}
+
+template <Precision P>
+void Launch(const typename Traits<P>::Elem* a, const typename Traits<P>::Elem* b, float* c, int m,
+            int n, int k, cudaStream_t stream) {
+  CheckDimensions(m, n, k);
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum
+    CUDA_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
+    return;
+  }
+  std::string why;
+  if (!Available(&why)) throw staged::ArchitectureError(why);
+  constexpr int kE = kElemsPerChunk<P>;
+  const bool vec = k % kE == 0 && n % kE == 0 && staged::IsAligned16(a) &&
+                   staged::IsAligned16(b) && staged::IsAligned16(c);
+  const auto kernel = vec ? MmaKernel<P, true> : MmaKernel<P, false>;
+  staged::OptInSharedMemory(reinterpret_cast<const void*>(kernel), kSharedBytes);
+  const dim3 grid((n + kBn - 1) / kBn, (m + kBm - 1) / kBm);
+  kernel<<<grid, kThreads, kSharedBytes, stream>>>(a, b, c, m, n, k);
+  CUDA_CHECK_LAST_LAUNCH();
+}
+
+}  // namespace
+
+bool Available(std::string* why) {
+  const staged::DeviceLimits limits = staged::PlanningLimits();
+  std::string reason;
+  if (limits.cc < 80) {
+    reason = "the tensor-core stage needs sm_80 or newer (TF32 and BF16 mma.sync); this GPU" +
+             std::string(staged::ActiveProfileName().empty() ? "" : " (device profile)") +
+             " is sm_" + std::to_string(limits.cc);
+  } else {
+    cudaFuncAttributes attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(
+        &attr, reinterpret_cast<const void*>(MmaKernel<Precision::kTf32, true>)));
+    if (attr.ptxVersion < 80) {  // the loaded code came from PTX for an older architecture
+      reason = "this build carries no tensor-core code for this GPU (its kernels come from "
+               "compute_" + std::to_string(attr.ptxVersion) +
+               " PTX); build for sm_80 or newer (CUDAARCHS=native)";
+    }
+  }
+  if (why != nullptr) *why = reason;
+  return reason.empty();
+}
+
+void MatmulTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, int k,
+                cudaStream_t stream) {
+  Launch<Precision::kTf32>(d_a, d_b, d_c, m, n, k, stream);
+}
+
+void MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n,
+                int k, cudaStream_t stream) {
+  Launch<Precision::kBf16>(d_a, d_b, d_c, m, n, k, stream);
+}
+
+}  // namespace ch04::tensor

@@ -1,0 +1,282 @@
+/// @file ch04_tensor_test.cu
+/// @brief Chapter 04's tensor-core stage on the GPU, in TF32 and BF16, with cuBLAS at the same
+///        precision: against the exact product of the rounded inputs (tensor.cuh's bounds) over
+///        the edge shapes (non-multiples of every tile, K = 8192, offset pointers, empty
+///        shapes), NaN and infinity, and the mutation check at every shape the benchmark runs.
+///        Where the GPU, the device profile or the build lacks sm_80 code each test skips with
+///        the reason, and the stage refuses to launch.
+#include <gtest/gtest.h>
+
+#include <cuda_bf16.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "ch04_shapes.hpp"
+#include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "chapters/04_matmul_global_vs_shared/tensor.cuh"
+#include "common/cuda_check.hpp"
+#include "common/device_buffer.hpp"
+#include "common/errors.hpp"
+#include "gpu_test.hpp"
+
+namespace ch04 {
+namespace {
+
+using namespace ch04::testing;  // NOLINT: the shared shapes and faults
+using tensor::Precision;
+
+/// Skips the test, with the reason, where the tensor-core stage cannot run.
+#define SKIP_WITHOUT_TENSOR_CORES()                          \
+  do {                                                       \
+    std::string why_;                                        \
+    if (!tensor::Available(&why_)) GTEST_SKIP() << why_;     \
+  } while (0)
+
+tensor::CublasTensor& SharedCublas() {
+  static tensor::CublasTensor handle;
+  return handle;
+}
+
+/// The inputs of one precision on the device: FP32 for TF32 (the kernels round them), BF16.
+struct DeviceInputs {
+  staged::DeviceBuffer<float> a32, b32;
+  staged::DeviceBuffer<__nv_bfloat16> a16, b16;
+  DeviceInputs(Precision p, const std::vector<float>& a, const std::vector<float>& b) {
+    if (p == Precision::kTf32) {
+      a32 = staged::DeviceBuffer<float>(a);
+      b32 = staged::DeviceBuffer<float>(b);
+    } else {
+      a16 = staged::DeviceBuffer<__nv_bfloat16>(tensor::ToBf16(a));
+      b16 = staged::DeviceBuffer<__nv_bfloat16>(tensor::ToBf16(b));
+    }
+  }
+};
+
+/// Runs the stage (or cuBLAS) with A and B starting @p offset elements into their buffers.
+void Launch(Precision p, bool library, const DeviceInputs& in, float* c, const Shape& s,
+            std::size_t offset = 0) {
+  if (p == Precision::kTf32) {
+    const float* a = in.a32.data() + offset;
+    const float* b = in.b32.data() + offset;
+    if (library) {
+      SharedCublas().MatmulTf32(a, b, c, s.m, s.n, s.k, nullptr);
+    } else {
+      tensor::MatmulTf32(a, b, c, s.m, s.n, s.k, nullptr);
+    }
+  } else {
+    const __nv_bfloat16* a = in.a16.data() + offset;
+    const __nv_bfloat16* b = in.b16.data() + offset;
+    if (library) {
+      SharedCublas().MatmulBf16(a, b, c, s.m, s.n, s.k, nullptr);
+    } else {
+      tensor::MatmulBf16(a, b, c, s.m, s.n, s.k, nullptr);
+    }
+  }
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+/// Rounded inputs and their exact product (CPU, double), cached per precision and shape.
+struct TensorReference {
+  std::vector<float> a, b;              ///< the unrounded inputs
+  std::vector<float> c, abs_product;    ///< of the rounded inputs
+};
+
+const TensorReference& Reference(Precision p, const Shape& s, std::size_t offset = 0) {
+  static std::map<std::tuple<int, Shape, std::size_t>, TensorReference> cache;
+  const auto key = std::make_tuple(static_cast<int>(p), s, offset);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  TensorReference r;
+  r.a = FloatInput(Elements(s.m, s.k) + offset, kTestSeed);
+  r.b = FloatInput(Elements(s.k, s.n) + offset, kTestSeed + 1);
+  const std::vector<float> ra = tensor::Rounded(p, r.a), rb = tensor::Rounded(p, r.b);
+  r.c.resize(Elements(s.m, s.n));
+  r.abs_product.resize(r.c.size());
+  cpu::Matmul(ra.data() + offset, rb.data() + offset, r.c.data(), s.m, s.n, s.k);
+  cpu::AbsMatmul(ra.data() + offset, rb.data() + offset, r.abs_product.data(), s.m, s.n, s.k);
+  return cache.emplace(key, std::move(r)).first->second;
+}
+
+/// Runs the stage or cuBLAS on poisoned C and checks it against the rounded reference: the
+/// stage within AccumulationScale, cuBLAS (whose TF32 rounding is undocumented) with
+/// InputRoundingScale added.
+void ExpectMatches(Precision p, bool library, const Shape& s, std::size_t offset = 0) {
+  const TensorReference& r = Reference(p, s, offset);
+  const DeviceInputs in(p, r.a, r.b);
+  staged::DeviceBuffer<float> c(Elements(s.m, s.n));
+  c.FillBytes(0xFF);
+  Launch(p, library, in, c.data(), s, offset);
+  const std::vector<float> out = c.ToHost();
+  const double scale =
+      tensor::AccumulationScale(s.k) + (library ? tensor::InputRoundingScale(p) : 0.0);
+  const staged::VerifyReport rep =
+      CompareProductWithin(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k, scale);
+  EXPECT_TRUE(rep.ok) << (library ? "cuBLAS " : "mma ") << tensor::Name(p) << " "
+                      << ShapeName(s) << " offset " << offset << ": " << rep.Summary();
+}
+
+/// Edges of the 128×128 block, the 64×32 warp tile, the 16×8 mma tile, the 32- or 64-deep
+/// k-tile and the 16-byte chunk (K, N not multiples of 4 or 8: the element-wise copies), one
+/// row or column, and K = 8192.
+const std::vector<Shape> kTensorShapes = {
+    {1, 1, 1},      {7, 9, 8},        {17, 33, 9},      {16, 8, 16},    {63, 65, 127},
+    {128, 128, 128}, {129, 129, 129}, {96, 100, 36},    {256, 384, 24}, {1000, 8, 1000},
+    {8, 1000, 1000}, {513, 257, 1025}, {127, 129, 4099}, {64, 128, 8192}, {256, 256, 1024},
+};
+
+using Case = std::tuple<Precision, Shape>;
+
+std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
+  return std::string(tensor::Name(std::get<0>(info.param))) + "_" +
+         ShapeName(std::get<1>(info.param));
+}
+
+class Ch04Tensor : public staged::testing::GpuTestWithParam<Case> {};
+
+TEST_P(Ch04Tensor, StageMatchesRoundedProduct) {
+  SKIP_WITHOUT_TENSOR_CORES();
+  const auto [p, s] = GetParam();
+  ExpectMatches(p, false, s);
+}
+
+TEST_P(Ch04Tensor, CublasMatchesRoundedProduct) {
+  SKIP_WITHOUT_TENSOR_CORES();
+  const auto [p, s] = GetParam();
+  ExpectMatches(p, true, s);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Ch04Tensor,
+                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16),
+                                            ::testing::ValuesIn(kTensorShapes)),
+                         CaseName);
+
+class Ch04TensorEdges : public staged::testing::GpuTestWithParam<Precision> {};
+
+TEST_P(Ch04TensorEdges, OffsetPointersTakeTheElementPath) {
+  SKIP_WITHOUT_TENSOR_CORES();
+  // A and B one element past a 16-byte boundary: whole chunks are not aligned, so the kernel
+  // copies element by element, whatever the shape.
+  for (const Shape s : {Shape{128, 128, 128}, Shape{130, 136, 72}}) ExpectMatches(GetParam(), false, s, 1);
+}
+
+TEST_P(Ch04TensorEdges, EmptyShapesWriteNothingOrZeros) {
+  SKIP_WITHOUT_TENSOR_CORES();
+  const Precision p = GetParam();
+  const DeviceInputs in(p, FloatInput(64, kTestSeed), FloatInput(64, kTestSeed + 1));
+  staged::DeviceBuffer<float> c(64);
+  c.FillBytes(0xFF);
+  Launch(p, false, in, c.data(), {0, 8, 8});
+  Launch(p, false, in, c.data(), {8, 0, 8});
+  for (float v : c.ToHost()) EXPECT_TRUE(std::isnan(v)) << "M or N = 0 wrote C";
+  Launch(p, false, in, c.data(), {8, 8, 0});
+  for (float v : c.ToHost()) EXPECT_EQ(v, 0.0f) << "K = 0 is an empty sum";
+}
+
+TEST_P(Ch04TensorEdges, NaNAndInfinityPropagate) {
+  SKIP_WITHOUT_TENSOR_CORES();
+  const Precision p = GetParam();
+  const Shape s{40, 24, 40};
+  std::vector<float> a = FloatInput(Elements(s.m, s.k), kTestSeed);
+  std::vector<float> b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
+  a[Elements(3, s.k) + 17] = kNaN;  // row 3 of C: NaN
+  for (int p2 = 0; p2 < s.k; ++p2) b[Elements(p2, s.n) + 5] = 0.0f;
+  b[Elements(30, s.n) + 5] = kInf;  // column 5: +inf·a_i,30 (a row with a_i,30 = 0 gives NaN)
+  const DeviceInputs in(p, a, b);
+  staged::DeviceBuffer<float> c(Elements(s.m, s.n));
+  Launch(p, false, in, c.data(), s);
+  const std::vector<float> out = c.ToHost();
+  for (int j = 0; j < s.n; ++j) EXPECT_TRUE(std::isnan(out[Elements(3, s.n) + j])) << j;
+  for (int i = 0; i < s.m; ++i) {
+    if (i == 3) continue;
+    const float a30 = tensor::Rounded(p, {a[Elements(i, s.k) + 30]})[0];
+    const float want = a30 > 0 ? kInf : (a30 < 0 ? -kInf : kNaN);
+    const float got = out[Elements(i, s.n) + 5];
+    if (std::isnan(want)) {
+      EXPECT_TRUE(std::isnan(got)) << i;
+    } else {
+      EXPECT_EQ(got, want) << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Ch04TensorEdges,
+                         ::testing::Values(Precision::kTf32, Precision::kBf16),
+                         [](const auto& info) { return std::string(tensor::Name(info.param)); });
+
+class Ch04TensorArch : public staged::testing::GpuTest {};
+
+TEST_F(Ch04TensorArch, RefusedWhereUnavailableRunsWhereAvailable) {
+  // Under a profile of sm_75 (or a compute_75 PTX-only build) the stage must refuse with the
+  // reason, not launch code that is not there; elsewhere it must run.
+  const Shape s{32, 32, 32};
+  const DeviceInputs in(Precision::kTf32, FloatInput(1024, kTestSeed),
+                        FloatInput(1024, kTestSeed + 1));
+  staged::DeviceBuffer<float> c(1024);
+  std::string why;
+  if (tensor::Available(&why)) {
+    EXPECT_TRUE(why.empty());
+    EXPECT_NO_THROW(Launch(Precision::kTf32, false, in, c.data(), s));
+  } else {
+    EXPECT_NE(why.find("sm_80"), std::string::npos) << why;
+    EXPECT_THROW(Launch(Precision::kTf32, false, in, c.data(), s), staged::ArchitectureError);
+  }
+}
+
+// -------------------------------------------------------------------------------------------
+// The mutation check at the tensor benchmark's shapes (kTensorBenchShapes; a host test keeps it
+// equal to bench.args): the reference as the executable builds it (the CPU up to 512^3, FP32
+// SGEMM of the rounded inputs above), the candidate from the stage; the clean candidate passes,
+// every fault fails.
+
+class Ch04TensorMutation : public staged::testing::GpuTestWithParam<Case> {};
+
+TEST_P(Ch04TensorMutation, CheckerRejectsEachFault) {
+  SKIP_WITHOUT_TENSOR_CORES();
+  const auto [p, s] = GetParam();
+  const std::vector<float> a = FloatInput(Elements(s.m, s.k), kTestSeed);
+  const std::vector<float> b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
+  const std::vector<float> ra = tensor::Rounded(p, a), rb = tensor::Rounded(p, b);
+  std::vector<float> ref, abs_product;
+  if (Volume(s) <= kCpuReferenceLimit) {
+    ref.resize(Elements(s.m, s.n));
+    abs_product.resize(ref.size());
+    cpu::Matmul(ra.data(), rb.data(), ref.data(), s.m, s.n, s.k);
+    cpu::AbsMatmul(ra.data(), rb.data(), abs_product.data(), s.m, s.n, s.k);
+  } else {
+    const staged::DeviceBuffer<float> d_ra(ra), d_rb(rb);
+    library::Cublas sgemm;
+    sgemm.Reference(d_ra.data(), d_rb.data(), s.m, s.n, s.k, &ref, &abs_product);
+  }
+  std::vector<float> out;
+  {
+    const DeviceInputs in(p, a, b);
+    staged::DeviceBuffer<float> c(Elements(s.m, s.n));
+    c.FillBytes(0xFF);
+    Launch(p, false, in, c.data(), s);
+    out = c.ToHost();
+  }
+  const double scale = tensor::AccumulationScale(s.k);
+  const staged::VerifyReport clean =
+      CompareProductWithin(ref.data(), out.data(), abs_product.data(), out.size(), s.k, scale);
+  ASSERT_TRUE(clean.ok) << tensor::Name(p) << " " << ShapeName(s) << ": " << clean.Summary();
+  for (Fault f : kAllFaults) {
+    if (!Applies(f, s)) continue;
+    const std::vector<float> bad = Inject(f, out, ra, rb, s);
+    EXPECT_FALSE(
+        CompareProductWithin(ref.data(), bad.data(), abs_product.data(), bad.size(), s.k, scale)
+            .ok)
+        << tensor::Name(p) << " " << ShapeName(s) << ": " << FaultName(f) << " was not caught";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Bench, Ch04TensorMutation,
+                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16),
+                                            ::testing::ValuesIn(kTensorBenchShapes)),
+                         CaseName);
+
+}  // namespace
+}  // namespace ch04
