@@ -40,6 +40,7 @@ Exit: 0 done (a chapter without a CSV is skipped with a message), 1 matplotlib i
 """
 
 import argparse
+import copy
 import csv
 import math
 import re
@@ -482,7 +483,8 @@ def plot_ch04(p, chapter, rows):
     # The shapes chart compares the default (`optimized`, the stage the shape rule picks) with
     # cuBLAS, the slides' 16x16 tile and the naive kernel; the per-stage numbers are in the CSV.
     keep = ("naive", "optimized:tiled16", "optimized", "library:cublas")
-    shaped = [r for r in rows if not is_square_float(r) and r.variant in keep]
+    tensor = [r for r in rows if r.dist.startswith(("tf32:", "bf16:"))]
+    shaped = [r for r in rows if not is_square_float(r) and r.variant in keep and r not in tensor]
     if shaped:
         groups = OrderedDict()
         for r in shaped:
@@ -491,6 +493,30 @@ def plot_ch04(p, chapter, rows):
             groups.setdefault(name, {}).setdefault(r.variant, r.throughput)
         p.bars(chapter, shaped, groups, "shapes", f"{chapter}: other shapes and types (M×N×K)",
                shaped[0].unit)
+    if tensor:
+        plot_ch04_tensor(p, chapter, rows, tensor)
+
+
+def plot_ch04_tensor(p, chapter, rows, tensor):
+    """The tensor-core stage against cuBLAS at the same precision, per shape and type, beside the
+    FP32 default and FP32 cuBLAS on the same shape (what the tensor cores buy)."""
+    fp32 = {}
+    for r in rows:
+        if r.dist.startswith("float:") and r.variant in ("optimized", "library:cublas"):
+            fp32.setdefault(r.dist.split(":", 1)[1], {})[r.variant + " (FP32)"] = r.throughput
+    groups, legend = OrderedDict(), []
+    for r in tensor:
+        kind, _, shape = r.dist.partition(":")
+        name = shape.replace("x", "×", 1).replace("x", "\n×", 1) + f"\n{kind}"
+        groups.setdefault(name, dict(fp32.get(shape, {})))[f"{r.variant} ({kind.upper()})"] = \
+            r.throughput
+    for name in ("optimized (FP32)", "library:cublas (FP32)", "optimized:mma (TF32)",
+                 "library:cublas (TF32)", "optimized:mma (BF16)", "library:cublas (BF16)"):
+        legend.append(copy.copy(tensor[0]))
+        legend[-1].variant = name
+    p.bars(chapter, legend, groups, "tensor",
+           f"{chapter}: tensor cores (mma.sync) and cuBLAS at the same precision (M×N×K)",
+           tensor[0].unit)
 
 
 GRID_RE = re.compile(r"grid_(2d|1d|single)_(mxm|mx2m)_(global|shared)")

@@ -347,20 +347,31 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
   staged::Report report("04_matmul_global_vs_shared", opt.seed, ctx.device, "library:cublas");
   const bool flush =
       staged::ShouldFlushL2((size_a + size_b) * elem + size_c * 4, ctx.device.l2_bytes);
+  // The stage's ceiling, timed in the same rounds: mma.sync alone (MmaProbe).
+  const tc::MmaProbe probe(p);
+  variants.push_back({"probe:mma.sync", [&](cudaStream_t st) { probe.Launch(st); }});
+  verified.push_back(staged::Verified::kReference);  // nothing to check: it is the ceiling
   std::vector<std::function<void(cudaStream_t)>> launches;
   for (const auto& v : variants) launches.push_back(v.launch);
   const std::vector<staged::TimingStats> times =
       staged::TimeGpuInTurn({opt.warmup, opt.reps, flush}, launches, stream.get());
-  const double flops = 2.0 * static_cast<double>(volume);
+  auto rate = [](double flops, double ms) { return ms > 0 ? flops / (ms * 1e6) : 0.0; };
+  const double probe_rate = rate(probe.Flops(), times.back().median_ms);
   for (std::size_t i = 0; i < variants.size(); ++i) {
     staged::ReportRow r;
     r.variant = variants[i].name;
     r.n = static_cast<std::uint64_t>(s.n);
     r.dist = label;
     r.time = times[i];
-    r.throughput = times[i].median_ms > 0 ? flops / (times[i].median_ms * 1e6) : 0.0;
+    const bool is_probe = i + 1 == variants.size();
+    r.throughput = rate(is_probe ? probe.Flops() : 2.0 * static_cast<double>(volume),
+                        times[i].median_ms);
     r.unit = "GFLOP/s";
-    r.ceiling = staged::Ceiling::kNone;  // the FP32 rate is not a tensor core's ceiling
+    // The FP32 rate is not a tensor core's ceiling; mma.sync's own rate is the stage's (cuBLAS
+    // may use other instructions, so its row has none).
+    r.ceiling = staged::Ceiling::kNone;
+    if (i == 0 && probe_rate > 0) r.pct_peak = 100.0 * r.throughput / probe_rate;
+    if (is_probe) r.library_ref = "-";  // no such row: the probe is not compared with cuBLAS
     r.verified = verified[i];
     report.Add(r);
   }

@@ -313,6 +313,40 @@ __global__ void __launch_bounds__(kThreads, 2)
 #endif
 }
 
+/// Independent accumulator tiles per warp in the probe: enough mma.sync in flight to cover the
+/// instruction's latency.
+constexpr int kProbeChains = 8;
+/// Iterations of the probe's loop, and its blocks per SM (8 warps each).
+constexpr int kProbeIterations = 2048;
+constexpr int kProbeBlocksPerSm = 4;
+
+/**
+ * @brief The instruction's own rate: each warp issues kProbeIterations × kProbeChains mma.sync on
+ *        register operands, no memory traffic; a result is written only if it is never reached,
+ *        so the compiler keeps every instruction.
+ * @param[out] out one float per thread, written only when the accumulators sum to -1
+ * @par Launch configuration
+ * kProbeBlocksPerSm blocks per SM of 256 threads; sm_80 and newer.
+ */
+template <Precision P>
+__global__ void __launch_bounds__(kThreads) MmaProbeKernel(float* out) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // Small operands: 2^-10 in TF32, (2^-10, 2^-10) in BF16 pairs; the sums stay finite.
+  const unsigned one = P == Precision::kTf32 ? 0x3A800000u : 0x3A803A80u;
+  const unsigned a[4] = {one, one ^ (threadIdx.x & 1u), one, one};
+  const unsigned b[2] = {one, one};
+  float acc[kProbeChains][4] = {};
+  for (int i = 0; i < kProbeIterations; ++i) {
+#pragma unroll
+    for (int j = 0; j < kProbeChains; ++j) Mma<P>(acc[j], a, b);
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kProbeChains; ++j) sum += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
+  if (sum == -1.0f) out[blockIdx.x * kThreads + threadIdx.x] = sum;
+#endif
+}
+
 template <Precision P>
 void Launch(const typename Traits<P>::Elem* a, const typename Traits<P>::Elem* b, float* c, int m,
             int n, int k, cudaStream_t stream) {
@@ -355,6 +389,27 @@ bool Available(std::string* why) {
   }
   if (why != nullptr) *why = reason;
   return reason.empty();
+}
+
+MmaProbe::MmaProbe(Precision p) : precision_(p) {
+  std::string why;
+  if (!Available(&why)) throw staged::ArchitectureError(why);
+  blocks_ = staged::PlanningLimits().sm_count * kProbeBlocksPerSm;
+  CUDA_CHECK(cudaMalloc(&out_, static_cast<std::size_t>(blocks_) * kThreads * sizeof(float)));
+}
+
+MmaProbe::~MmaProbe() { cudaFree(out_); }
+
+double MmaProbe::Flops() const {
+  const double per_mma = 2.0 * 16 * 8 * (precision_ == Precision::kTf32 ? 8 : 16);
+  return per_mma * kProbeChains * kProbeIterations * (kThreads / 32) * blocks_;
+}
+
+void MmaProbe::Launch(cudaStream_t stream) const {
+  const auto kernel = precision_ == Precision::kTf32 ? MmaProbeKernel<Precision::kTf32>
+                                                     : MmaProbeKernel<Precision::kBf16>;
+  kernel<<<blocks_, kThreads, 0, stream>>>(out_);
+  CUDA_CHECK_LAST_LAUNCH();
 }
 
 void MatmulTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, int k,

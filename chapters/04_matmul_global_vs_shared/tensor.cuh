@@ -117,6 +117,28 @@ void MatmulTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, in
 void MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n,
                 int k, cudaStream_t stream);
 
+/// @brief The rate of `mma.sync` itself on this GPU: a kernel of nothing but the instruction on
+///        register operands (8 independent tiles per warp, 32 warps per SM), the ceiling of
+///        stage 9 (not of cuBLAS, which on Hopper uses the warp-group instruction `wgmma`).
+class MmaProbe {
+ public:
+  /// Allocates the probe's (never written) output. @param[in] p the precision
+  /// @throws staged::ArchitectureError where `Available` is false
+  explicit MmaProbe(Precision p);
+  ~MmaProbe();
+  MmaProbe(const MmaProbe&) = delete;
+  MmaProbe& operator=(const MmaProbe&) = delete;
+  /// Flops of one launch (2·16·8·k per mma.sync).
+  double Flops() const;
+  /// Queues one launch on @p stream. @param[in] stream the stream
+  void Launch(cudaStream_t stream) const;
+
+ private:
+  Precision precision_;
+  int blocks_ = 0;
+  float* out_ = nullptr;
+};
+
 /// @brief cuBLAS at the same precision: `cublasGemmEx` with FP32 operands and
 ///        CUBLAS_COMPUTE_32F_FAST_TF32, or BF16 operands and CUBLAS_COMPUTE_32F; C in FP32.
 class CublasTensor {
