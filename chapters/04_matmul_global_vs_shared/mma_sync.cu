@@ -139,32 +139,59 @@ __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
   }
 }
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+// The instructions below exist from sm_80 on (ldmatrix from sm_75, TF32 and BF16 mma.sync from
+// sm_80). Compiled for an older GPU their bodies trap: the host never launches these kernels
+// there (`Available`), and the rest of the kernel compiles for every architecture.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#define CH04_MMA_UNAVAILABLE() __trap()
+#else
+#define CH04_MMA_UNAVAILABLE()
+#endif
+
 // snippet-begin: ch04-mma-fragments
 /// Four 8×8 matrices of 16-bit values from shared memory; lane l gives row l % 8 of matrix l / 8.
 __device__ __forceinline__ void LoadMatrixX4(unsigned (&r)[4], unsigned address) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  r[0] = r[1] = r[2] = r[3] = address;
+  CH04_MMA_UNAVAILABLE();
+#else
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(address));
+#endif
 }
 
 /// As LoadMatrixX4, each matrix transposed (lane t gets column t / 4).
 __device__ __forceinline__ void LoadMatrixX4Trans(unsigned (&r)[4], unsigned address) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  r[0] = r[1] = r[2] = r[3] = address;
+  CH04_MMA_UNAVAILABLE();
+#else
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(address));
+#endif
 }
 
 /// FP32 bits rounded to TF32, to nearest, ties away from zero.
 __device__ __forceinline__ unsigned ToTf32(unsigned x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  CH04_MMA_UNAVAILABLE();
+  return x;
+#else
   unsigned y;
   asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(y) : "f"(__uint_as_float(x)));
   return y;
+#endif
 }
 
 /// d += a·b for one 16×8 tile: m16n8k8 in TF32, m16n8k16 in BF16, FP32 accumulators.
 template <Precision P>
 __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+  d[0] += __uint_as_float(a[0] ^ b[0]);
+  CH04_MMA_UNAVAILABLE();
+#else
   if constexpr (P == Precision::kTf32) {
     asm volatile(
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
@@ -178,6 +205,7 @@ __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], const
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
+#endif
 }
 
 /// The warp's products over one buffered k-tile: per mma step, A's fragments by ldmatrix, B's by
@@ -239,7 +267,6 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
   }
 }
 // snippet-end: ch04-mma-fragments
-#endif
 
 /**
  * @brief C = A·B on the tensor cores: one 128×128 tile of C per block, k-tiles through a
@@ -262,7 +289,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     MmaKernel(const typename Traits<P>::Elem* __restrict__ a,
               const typename Traits<P>::Elem* __restrict__ b, float* __restrict__ c, int m, int n,
               int k) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(128) char smem[];
   const int m0 = blockIdx.y * kBm, n0 = blockIdx.x * kBn;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -310,7 +336,6 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
   }
-#endif
 }
 
 /// Independent accumulator tiles per warp in the probe: enough mma.sync in flight to cover the
@@ -330,7 +355,6 @@ constexpr int kProbeBlocksPerSm = 4;
  */
 template <Precision P>
 __global__ void __launch_bounds__(kThreads) MmaProbeKernel(float* out) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   // Small operands: 2^-10 in TF32, (2^-10, 2^-10) in BF16 pairs; the sums stay finite.
   const unsigned one = P == Precision::kTf32 ? 0x3A800000u : 0x3A803A80u;
   const unsigned a[4] = {one, one ^ (threadIdx.x & 1u), one, one};
@@ -344,7 +368,6 @@ __global__ void __launch_bounds__(kThreads) MmaProbeKernel(float* out) {
 #pragma unroll
   for (int j = 0; j < kProbeChains; ++j) sum += acc[j][0] + acc[j][1] + acc[j][2] + acc[j][3];
   if (sum == -1.0f) out[blockIdx.x * kThreads + threadIdx.x] = sum;
-#endif
 }
 
 template <Precision P>
