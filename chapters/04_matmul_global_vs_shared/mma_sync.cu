@@ -143,8 +143,10 @@ __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
 // sm_80). Compiled for an older GPU their bodies trap: the host never launches these kernels
 // there (`Available`), and the rest of the kernel compiles for every architecture.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+/// Stops the kernel: compiled for sm_75, an instruction of sm_80 was reached.
 #define CH04_MMA_UNAVAILABLE() __trap()
 #else
+/// Nothing: the instruction exists.
 #define CH04_MMA_UNAVAILABLE()
 #endif
 
