@@ -7,12 +7,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <set>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "ch04_shapes.hpp"
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "chapters/04_matmul_global_vs_shared/mma_layout.cuh"
 #include "chapters/04_matmul_global_vs_shared/tensor.cuh"
 
 namespace ch04 {
@@ -145,6 +147,173 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) {
       return std::string(tensor::Name(info.param.p)) + "_" + ShapeName(info.param.s);
     });
+
+// -------------------------------------------------------------------------------------------
+// Stage 9's layout replayed on the host: the copies fill a k-tile with the ids of A's and B's
+// elements at the offsets mma_layout.cuh gives; each lane's `ldmatrix` (PTX: lane l receives
+// word l % 4 of row l / 4 of each 8×8 matrix; `.trans`: elements (2·(l % 4), l / 4) and
+// (2·(l % 4) + 1, l / 4)) and 32-bit loads must then deliver exactly the elements PTX's mma
+// fragments name (lane 4g + i), and no access may touch a bank twice.
+
+namespace L = tensor::layout;
+
+/// Element ids of a tile: A[row][k] and B[k][col], distinct and within 16 bits.
+std::uint32_t IdA(int row, int k) { return static_cast<std::uint32_t>(row * 64 + k); }
+std::uint32_t IdB(int k, int col) { return static_cast<std::uint32_t>(k * 128 + col); }
+
+/// A k-tile of shared memory as bytes, filled by the copies of all 256 threads.
+struct Tile {
+  std::vector<std::uint8_t> bytes = std::vector<std::uint8_t>(L::kTileBytes, 0);
+  std::vector<int> writes = std::vector<int>(L::kTileBytes / 16, 0);  // per 16-byte chunk
+  template <typename E>
+  void Put(int offset, E value) { std::memcpy(&bytes[offset], &value, sizeof value); }
+  template <typename E>
+  E Get(int offset) const {
+    E v;
+    std::memcpy(&v, &bytes[offset], sizeof v);
+    return v;
+  }
+};
+
+/// A tile as the kernel's copies leave it: copy idx brings chunk @p chunk_of(idx) to
+/// @p offset_of(row, chunk), its values ids @p id(row, column) of @p elem_bytes bytes (4: TF32,
+/// 2: BF16). Also checks that every chunk is written once and that no 8-lane phase of a copy hits
+/// a bank group twice.
+template <typename ChunkOf, typename OffsetOf, typename Id>
+Tile Fill(int elem_bytes, ChunkOf chunk_of, OffsetOf offset_of, Id id, const char* what) {
+  Tile t;
+  const int per_chunk = 16 / elem_bytes;
+  for (int i = 0; i < L::kChunksPerThread; ++i) {
+    for (int warp = 0; warp < L::kThreads / 32; ++warp) {
+      for (int phase = 0; phase < 4; ++phase) {
+        std::set<int> groups;
+        for (int lane = phase * 8; lane < phase * 8 + 8; ++lane) {
+          const L::RowChunk rc = chunk_of(warp * 32 + lane + i * L::kThreads);
+          const int off = offset_of(rc.row, rc.chunk);
+          groups.insert(off / 16 % 8);
+          ++t.writes[off / 16];
+          for (int e = 0; e < per_chunk; ++e) {
+            const std::uint32_t v = id(rc.row, rc.chunk * per_chunk + e);
+            if (elem_bytes == 4) {
+              t.Put<std::uint32_t>(off + 4 * e, v);
+            } else {
+              t.Put<std::uint16_t>(off + 2 * e, static_cast<std::uint16_t>(v));
+            }
+          }
+        }
+        EXPECT_EQ(groups.size(), 8u) << what << "'s copies: a bank conflict";
+      }
+    }
+  }
+  for (int w : t.writes) EXPECT_EQ(w, 1) << what << "'s copies: a chunk written " << w << " times";
+  return t;
+}
+
+/// A's tile in either precision.
+Tile FillA(int elem_bytes) { return Fill(elem_bytes, L::CopyChunkA, L::OffsetA, IdA, "A"); }
+
+/// B's tile.
+template <int kElemBytes>
+Tile FillB() {
+  return Fill(kElemBytes, L::CopyChunkB<kElemBytes>, L::OffsetB<kElemBytes>, IdB, "B");
+}
+
+/// The byte address lane @p lane hands ldmatrix for A; checks each matrix's 8 rows for conflicts.
+std::vector<int> AddressesA(int warp_m, int mt, int ks) {
+  std::vector<int> addr(32);
+  for (int lane = 0; lane < 32; ++lane) {
+    const L::RowChunk rc = L::LoadRowA(warp_m, mt, ks, lane);
+    addr[lane] = L::OffsetA(rc.row, rc.chunk);
+  }
+  for (int q = 0; q < 4; ++q) {
+    std::set<int> groups;
+    for (int r = 0; r < 8; ++r) groups.insert(addr[8 * q + r] / 16 % 8);
+    EXPECT_EQ(groups.size(), 8u) << "ldmatrix of A, matrix " << q << ": a bank conflict";
+  }
+  return addr;
+}
+
+/// Lane 4g + i's registers a0..a3 of every m-tile of the warp at @p warp_m, step @p ks, as
+/// ldmatrix.x4 delivers them from @p a: a_q holds row g (+8 for q odd) and, per 32-bit word,
+/// 4 / elem_bytes consecutive k from (4 / elem_bytes)·i (+ half the step for q >= 2).
+void ExpectFragmentsA(const Tile& a, int elem_bytes, int warp_m, int ks) {
+  const int per_word = 4 / elem_bytes, step = 8 * per_word;
+  for (int mt = 0; mt < L::kMTiles; ++mt) {
+    const std::vector<int> addr = AddressesA(warp_m, mt, ks);
+    for (int lane = 0; lane < 32; ++lane) {
+      const int g = lane / 4, i = lane % 4, row0 = warp_m * L::kWarpM + mt * 16;
+      for (int q = 0; q < 4; ++q) {
+        for (int e = 0; e < per_word; ++e) {
+          const int off = addr[8 * q + g] + 4 * i + elem_bytes * e;
+          const std::uint32_t got =
+              elem_bytes == 4 ? a.Get<std::uint32_t>(off) : a.Get<std::uint16_t>(off);
+          EXPECT_EQ(got, IdA(row0 + g + 8 * (q & 1), ks * step + per_word * i + e +
+                                                          step / 2 * (q >> 1)))
+              << "ks " << ks << " mt " << mt << " lane " << lane << " a" << q;
+        }
+      }
+    }
+  }
+}
+
+TEST(Ch04MmaLayout, Tf32FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
+  const Tile a = FillA(4);
+  const Tile b = FillB<4>();
+  for (int warp = 0; warp < L::kThreads / 32; ++warp) {
+    const int warp_m = warp / L::kWarpsN, warp_n = warp % L::kWarpsN;
+    for (int ks = 0; ks < 4; ++ks) {
+      ExpectFragmentsA(a, 4, warp_m, ks);
+      for (int nt = 0; nt < L::kNTiles; ++nt) {
+        for (int h = 0; h < 2; ++h) {
+          std::set<int> banks;
+          for (int lane = 0; lane < 32; ++lane) {
+            const int off = L::LoadWordBTf32(warp_n, nt, ks, h, lane);
+            banks.insert(off / 4 % 32);
+            const int g = lane / 4, i = lane % 4;
+            EXPECT_EQ(b.Get<std::uint32_t>(off),
+                      IdB(ks * 8 + i + 4 * h, warp_n * L::kWarpN + nt * 8 + g))
+                << "warp " << warp << " ks " << ks << " nt " << nt << " lane " << lane << " b" << h;
+          }
+          EXPECT_EQ(banks.size(), 32u) << "TF32 B loads: a bank conflict";
+        }
+      }
+    }
+  }
+}
+
+TEST(Ch04MmaLayout, Bf16FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
+  const Tile a = FillA(2);
+  const Tile b = FillB<2>();
+  for (int warp = 0; warp < L::kThreads / 32; ++warp) {
+    const int warp_m = warp / L::kWarpsN, warp_n = warp % L::kWarpsN;
+    for (int ks = 0; ks < 4; ++ks) {
+      ExpectFragmentsA(a, 2, warp_m, ks);
+      for (int np = 0; np < L::kNTiles / 2; ++np) {
+        std::vector<int> addr(32);
+        for (int lane = 0; lane < 32; ++lane) {
+          const L::RowChunk rc = L::LoadRowBTrans(warp_n, np, ks, lane);
+          addr[lane] = L::OffsetB<2>(rc.row, rc.chunk);
+        }
+        for (int q = 0; q < 4; ++q) {
+          std::set<int> groups;
+          for (int r = 0; r < 8; ++r) groups.insert(addr[8 * q + r] / 16 % 8);
+          EXPECT_EQ(groups.size(), 8u) << "ldmatrix.trans of B, matrix " << q << ": a conflict";
+        }
+        for (int lane = 0; lane < 32; ++lane) {
+          const int g = lane / 4, i = lane % 4;
+          for (int q = 0; q < 4; ++q) {  // q 0, 1: n-tile 2np, k +0 / +8; q 2, 3: n-tile 2np+1
+            for (int e = 0; e < 2; ++e) {  // .trans: element (2i + e, g) of matrix q
+              const auto got = b.Get<std::uint16_t>(addr[8 * q + 2 * i + e] + 2 * g);
+              const int col = warp_n * L::kWarpN + np * 16 + 8 * (q >> 1) + g;
+              EXPECT_EQ(got, IdB(ks * 16 + 2 * i + e + 8 * (q & 1), col))
+                  << "warp " << warp << " ks " << ks << " np " << np << " lane " << lane;
+            }
+          }
+        }
+      }
+    }
+  }
+}
 
 }  // namespace
 }  // namespace ch04

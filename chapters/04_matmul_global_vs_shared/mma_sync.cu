@@ -32,6 +32,7 @@
 #include <type_traits>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "chapters/04_matmul_global_vs_shared/mma_layout.cuh"
 #include "chapters/04_matmul_global_vs_shared/tensor.cuh"
 #include "common/aligned_split.hpp"
 #include "common/async_copy.cuh"
@@ -43,19 +44,9 @@
 namespace ch04::tensor {
 namespace {
 
-constexpr int kBm = 128;                     // rows of C per block
-constexpr int kBn = 128;                     // columns of C per block
-constexpr int kThreads = 256;                // 8 warps: 2 along M × 4 along N
-constexpr int kWarpM = 64;                   // rows of C per warp
-constexpr int kWarpN = 32;                   // columns of C per warp
-constexpr int kMTiles = kWarpM / 16;         // 16-row mma tiles per warp
-constexpr int kNTiles = kWarpN / 8;          // 8-column mma tiles per warp
-constexpr int kStages = 3;                   // k-tiles in shared memory at once
-constexpr int kRowBytes = 128;               // bytes of one k-tile of a row of A
-constexpr int kTileBytes = kBm * kRowBytes;  // A's k-tile; B's is as large
+using namespace layout;  // NOLINT: the geometry and the index arithmetic of mma_layout.cuh
+constexpr int kStages = 3;                              // k-tiles in shared memory at once
 constexpr int kSharedBytes = kStages * 2 * kTileBytes;  // 96 KiB
-constexpr int kChunksPerThread = kTileBytes / 16 / kThreads;  // 16-byte copies per operand
-static_assert(kChunksPerThread * 16 * kThreads == kTileBytes, "whole copies");
 
 /// What differs between the two precisions.
 template <Precision P>
@@ -77,20 +68,7 @@ constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(typename Traits<P>::
 template <Precision P>
 constexpr int kDepth = kRowBytes / static_cast<int>(sizeof(typename Traits<P>::Elem));
 template <Precision P>
-constexpr int kRowBytesB = kBn * static_cast<int>(sizeof(typename Traits<P>::Elem));
-
-// snippet-begin: ch04-mma-swizzle
-/// Byte offset of 16-byte chunk @p c (0..7) of row @p r of A's k-tile: chunk c ^ (r % 8).
-__device__ __forceinline__ int OffsetA(int r, int c) { return r * kRowBytes + ((c ^ (r & 7)) << 4); }
-
-/// Byte offset of chunk @p c of row @p k of B's k-tile: BF16 rows (16 chunks) swizzled as A's
-/// for `ldmatrix.trans`; TF32 rows (32 chunks) by 2·(k % 4) for the 32-bit column reads.
-template <Precision P>
-__device__ __forceinline__ int OffsetB(int k, int c) {
-  if constexpr (P == Precision::kBf16) return k * kRowBytesB<P> + ((c ^ (k & 7)) << 4);
-  return k * kRowBytesB<P> + ((c ^ ((k & 3) << 1)) << 4);
-}
-// snippet-end: ch04-mma-swizzle
+constexpr int kElemBytes = static_cast<int>(sizeof(typename Traits<P>::Elem));
 
 /// One 16-byte chunk: copied by `cp.async` when @p kVec (its elements wholly inside or wholly
 /// outside the matrix; outside: zeros), else element by element through registers.
@@ -124,18 +102,16 @@ __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
                                          const typename Traits<P>::Elem* b, int m, int n, int k,
                                          int m0, int n0, int k0, char* sa, char* sb) {
   constexpr int kE = kElemsPerChunk<P>;
-  constexpr int kChunksB = kBn / kE;  // chunks per row of B's tile
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    const int idx = threadIdx.x + i * kThreads;
-    const int r = idx >> 3, c = idx & 7;
-    CopyChunk<P, kVec>(sa + OffsetA(r, c), a, m0 + r, k0 + c * kE, m, k);
+    const RowChunk t = CopyChunkA(threadIdx.x + i * kThreads);
+    CopyChunk<P, kVec>(sa + OffsetA(t.row, t.chunk), a, m0 + t.row, k0 + t.chunk * kE, m, k);
   }
 #pragma unroll
   for (int i = 0; i < kChunksPerThread; ++i) {
-    const int idx = threadIdx.x + i * kThreads;
-    const int r = idx / kChunksB, c = idx % kChunksB;
-    CopyChunk<P, kVec>(sb + OffsetB<P>(r, c), b, k0 + r, n0 + c * kE, k, n);
+    const RowChunk t = CopyChunkB<kElemBytes<P>>(threadIdx.x + i * kThreads);
+    CopyChunk<P, kVec>(sb + OffsetB<kElemBytes<P>>(t.row, t.chunk), b, k0 + t.row,
+                       n0 + t.chunk * kE, k, n);
   }
 }
 
@@ -218,24 +194,21 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
                                              float (&acc)[kMTiles][kNTiles][4]) {
   const auto a_base = static_cast<unsigned>(__cvta_generic_to_shared(sa));
   const auto b_base = static_cast<unsigned>(__cvta_generic_to_shared(sb));
-  const int group = lane >> 2, in_group = lane & 3;
 #pragma unroll
   for (int ks = 0; ks < kDepth<P> / Traits<P>::kStep; ++ks) {
     unsigned af[kMTiles][4];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
-      // Lanes 0-7: rows 0-7, first chunk; 8-15: rows 8-15; 16-23 and 24-31: the second chunk.
-      const int r = warp_m * kWarpM + mt * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-      LoadMatrixX4(af[mt], a_base + OffsetA(r, ks * 2 + (lane >> 4)));
+      const RowChunk t = LoadRowA(warp_m, mt, ks, lane);
+      LoadMatrixX4(af[mt], a_base + OffsetA(t.row, t.chunk));
     }
     unsigned bf[kNTiles][2];
     if constexpr (P == Precision::kBf16) {
 #pragma unroll
       for (int np = 0; np < kNTiles / 2; ++np) {  // two 8-column tiles per ldmatrix.x4.trans
-        const int kr = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        const int c = (warp_n * kWarpN + np * 16) / 8 + (lane >> 4);
+        const RowChunk t = LoadRowBTrans(warp_n, np, ks, lane);
         unsigned r[4];
-        LoadMatrixX4Trans(r, b_base + OffsetB<P>(kr, c));
+        LoadMatrixX4Trans(r, b_base + OffsetB<2>(t.row, t.chunk));
         bf[2 * np][0] = r[0];
         bf[2 * np][1] = r[1];
         bf[2 * np + 1][0] = r[2];
@@ -244,14 +217,12 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
     } else {
 #pragma unroll
       for (int nt = 0; nt < kNTiles; ++nt) {  // b0 = B[k + i][n], b1 = B[k + i + 4][n]
-        const int col = warp_n * kWarpN + nt * 8 + group;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int kr = ks * 8 + in_group + 4 * h;
           unsigned v;
           asm volatile("ld.shared.b32 %0, [%1];"
                        : "=r"(v)
-                       : "r"(b_base + OffsetB<P>(kr, col >> 2) + (col & 3) * 4));
+                       : "r"(b_base + LoadWordBTf32(warp_n, nt, ks, h, lane)));
           bf[nt][h] = ToTf32(v);
         }
       }
@@ -294,7 +265,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   extern __shared__ __align__(128) char smem[];
   const int m0 = blockIdx.y * kBm, n0 = blockIdx.x * kBn;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int warp_m = warp / (kBn / kWarpN), warp_n = warp % (kBn / kWarpN);
+  const int warp_m = warp / kWarpsN, warp_n = warp % kWarpsN;
   float acc[kMTiles][kNTiles][4] = {};
   const int tiles = (k + kDepth<P> - 1) / kDepth<P>;
   auto buffer_a = [&](int s) { return smem + s * 2 * kTileBytes; };
