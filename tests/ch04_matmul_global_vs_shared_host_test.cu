@@ -446,7 +446,7 @@ TEST(Ch04Bench, MutationShapesAreTheBenchmarkShapes) {
         << "target shape " << ShapeName(s) << " is not benchmarked";
   }
   // The tensor-core lines: each precision runs exactly the tensor mutation check's shapes.
-  for (const std::string type : {"tf32", "bf16"}) {
+  for (const std::string type : {"tf32", "bf16", "fp16"}) {
     std::vector<Shape> tensor = BenchArgsShapes(type);
     std::vector<Shape> want = kTensorBenchShapes;
     std::sort(tensor.begin(), tensor.end());

@@ -7,9 +7,9 @@
 
 #include <cmath>
 #include <cstdint>
-#include <set>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <vector>
 
 #include "ch04_shapes.hpp"
@@ -32,8 +32,8 @@ std::uint32_t Bits(float x) {
 TEST(Ch04Tf32, RoundsToNearestTiesAwayFromZero) {
   const float ulp = std::ldexp(1.0f, -10);  // TF32's spacing in [1, 2)
   EXPECT_EQ(tensor::RoundTf32(1.0f), 1.0f);
-  EXPECT_EQ(tensor::RoundTf32(1.0f + ulp / 2), 1.0f + ulp);        // tie: away from zero
-  EXPECT_EQ(tensor::RoundTf32(-(1.0f + ulp / 2)), -(1.0f + ulp));  // ... for negatives too
+  EXPECT_EQ(tensor::RoundTf32(1.0f + ulp / 2), 1.0f + ulp);            // tie: away from zero
+  EXPECT_EQ(tensor::RoundTf32(-(1.0f + ulp / 2)), -(1.0f + ulp));      // ... for negatives too
   EXPECT_EQ(tensor::RoundTf32(1.0f + ulp + ulp / 2), 1.0f + 2 * ulp);  // not to even
   EXPECT_EQ(tensor::RoundTf32(std::nextafter(1.0f + ulp / 2, 0.0f)), 1.0f);
   EXPECT_EQ(tensor::RoundTf32(std::nextafter(1.0f + ulp / 2, 2.0f)), 1.0f + ulp);
@@ -51,7 +51,7 @@ TEST(Ch04Tf32, RoundsToNearestTiesAwayFromZero) {
 }
 
 TEST(Ch04Bf16, RoundsToNearestEven) {
-  const float ulp = std::ldexp(1.0f, -7);  // BF16's spacing in [1, 2)
+  const float ulp = std::ldexp(1.0f, -7);                              // BF16's spacing in [1, 2)
   EXPECT_EQ(tensor::RoundBf16(1.0f + ulp / 2), 1.0f);                  // tie: to even
   EXPECT_EQ(tensor::RoundBf16(1.0f + ulp + ulp / 2), 1.0f + 2 * ulp);  // tie: to even
   EXPECT_EQ(tensor::RoundBf16(std::nextafter(1.0f + ulp / 2, 2.0f)), 1.0f + ulp);
@@ -60,6 +60,21 @@ TEST(Ch04Bf16, RoundsToNearestEven) {
     EXPECT_EQ(Bits(r) & 0xFFFFu, 0u) << x;
     EXPECT_LE(std::fabs(r - x), std::ldexp(std::fabs(x), -8)) << x;
   }
+}
+
+TEST(Ch04Fp16, RoundsToNearestEvenAndOverflowsPast65504) {
+  const float ulp = std::ldexp(1.0f, -10);                             // FP16's spacing in [1, 2)
+  EXPECT_EQ(tensor::RoundFp16(1.0f + ulp / 2), 1.0f);                  // tie: to even
+  EXPECT_EQ(tensor::RoundFp16(1.0f + ulp + ulp / 2), 1.0f + 2 * ulp);  // tie: to even
+  EXPECT_EQ(tensor::RoundFp16(65504.0f), 65504.0f);
+  EXPECT_EQ(tensor::RoundFp16(70000.0f), std::numeric_limits<float>::infinity());
+  for (float x : FloatInput(10000, kTestSeed)) {
+    const float r = tensor::RoundFp16(x);
+    // Normal FP16 (|x| >= 2^-14) keeps 11 significant bits; below, a fixed spacing of 2^-24.
+    const float bound = std::max(std::ldexp(std::fabs(x), -11), std::ldexp(1.0f, -25));
+    EXPECT_LE(std::fabs(r - x), bound) << x;
+  }
+  EXPECT_EQ(tensor::InputRoundingScale(Precision::kFp16), 0.0);
 }
 
 TEST(Ch04TensorBound, AllowsTruncatedSumsAndStaysBelowADroppedKTile) {
@@ -121,8 +136,7 @@ TEST_P(Ch04TensorChecker, ModelPassesAndEveryFaultFails) {
   cpu::Matmul(a.data(), b.data(), ref.data(), s.m, s.n, s.k);
   cpu::AbsMatmul(a.data(), b.data(), abs_product.data(), s.m, s.n, s.k);
   const double scale = tensor::AccumulationScale(s.k);
-  const std::vector<float> c =
-      TruncatedTensorProduct(a, b, s, p == Precision::kTf32 ? 8 : 16);
+  const std::vector<float> c = TruncatedTensorProduct(a, b, s, p == Precision::kTf32 ? 8 : 16);
   const staged::VerifyReport clean =
       CompareProductWithin(ref.data(), c.data(), abs_product.data(), c.size(), s.k, scale);
   EXPECT_TRUE(clean.ok) << ShapeName(s) << ": " << clean.Summary();
@@ -130,23 +144,24 @@ TEST_P(Ch04TensorChecker, ModelPassesAndEveryFaultFails) {
     if (!Applies(f, s)) continue;
     const std::vector<float> bad = Inject(f, c, a, b, s);
     EXPECT_FALSE(
-        CompareProductWithin(ref.data(), bad.data(), abs_product.data(), bad.size(), s.k, scale)
-            .ok)
+        CompareProductWithin(ref.data(), bad.data(), abs_product.data(), bad.size(), s.k, scale).ok)
         << tensor::Name(p) << " " << ShapeName(s) << ": " << FaultName(f) << " was not caught";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Host, Ch04TensorChecker,
-    ::testing::Values(TensorCase{Precision::kTf32, {64, 64, 8192}},
-                      TensorCase{Precision::kBf16, {64, 64, 8192}},
-                      TensorCase{Precision::kTf32, {130, 129, 1000}},
-                      TensorCase{Precision::kBf16, {130, 129, 1000}},
-                      TensorCase{Precision::kTf32, {200, 200, 64}},
-                      TensorCase{Precision::kBf16, {17, 33, 9}}),
-    [](const auto& info) {
-      return std::string(tensor::Name(info.param.p)) + "_" + ShapeName(info.param.s);
-    });
+INSTANTIATE_TEST_SUITE_P(Host, Ch04TensorChecker,
+                         ::testing::Values(TensorCase{Precision::kTf32, {64, 64, 8192}},
+                                           TensorCase{Precision::kBf16, {64, 64, 8192}},
+                                           TensorCase{Precision::kTf32, {130, 129, 1000}},
+                                           TensorCase{Precision::kBf16, {130, 129, 1000}},
+                                           TensorCase{Precision::kTf32, {200, 200, 64}},
+                                           TensorCase{Precision::kBf16, {17, 33, 9}},
+                                           TensorCase{Precision::kFp16, {64, 64, 8192}},
+                                           TensorCase{Precision::kFp16, {130, 129, 1000}}),
+                         [](const auto& info) {
+                           return std::string(tensor::Name(info.param.p)) + "_" +
+                                  ShapeName(info.param.s);
+                         });
 
 // -------------------------------------------------------------------------------------------
 // Stage 9's layout replayed on the host: the copies fill a k-tile with the ids of A's and B's
@@ -166,7 +181,9 @@ struct Tile {
   std::vector<std::uint8_t> bytes = std::vector<std::uint8_t>(L::kTileBytes, 0);
   std::vector<int> writes = std::vector<int>(L::kTileBytes / 16, 0);  // per 16-byte chunk
   template <typename E>
-  void Put(int offset, E value) { std::memcpy(&bytes[offset], &value, sizeof value); }
+  void Put(int offset, E value) {
+    std::memcpy(&bytes[offset], &value, sizeof value);
+  }
   template <typename E>
   E Get(int offset) const {
     E v;
@@ -247,8 +264,8 @@ void ExpectFragmentsA(const Tile& a, int elem_bytes, int warp_m, int ks) {
           const int off = addr[8 * q + g] + 4 * i + elem_bytes * e;
           const std::uint32_t got =
               elem_bytes == 4 ? a.Get<std::uint32_t>(off) : a.Get<std::uint16_t>(off);
-          EXPECT_EQ(got, IdA(row0 + g + 8 * (q & 1), ks * step + per_word * i + e +
-                                                          step / 2 * (q >> 1)))
+          EXPECT_EQ(got,
+                    IdA(row0 + g + 8 * (q & 1), ks * step + per_word * i + e + step / 2 * (q >> 1)))
               << "ks " << ks << " mt " << mt << " lane " << lane << " a" << q;
         }
       }
@@ -301,7 +318,7 @@ TEST(Ch04MmaLayout, Bf16FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
         }
         for (int lane = 0; lane < 32; ++lane) {
           const int g = lane / 4, i = lane % 4;
-          for (int q = 0; q < 4; ++q) {  // q 0, 1: n-tile 2np, k +0 / +8; q 2, 3: n-tile 2np+1
+          for (int q = 0; q < 4; ++q) {    // q 0, 1: n-tile 2np, k +0 / +8; q 2, 3: n-tile 2np+1
             for (int e = 0; e < 2; ++e) {  // .trans: element (2i + e, g) of matrix q
               const auto got = b.Get<std::uint16_t>(addr[8 * q + 2 * i + e] + 2 * g);
               const int col = warp_n * L::kWarpN + np * 16 + 8 * (q >> 1) + g;

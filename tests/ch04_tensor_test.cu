@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <map>
 #include <string>
@@ -29,11 +30,11 @@ namespace {
 using namespace ch04::testing;  // NOLINT: the shared shapes and faults
 using tensor::Precision;
 
-/// Skips the test, with the reason, where the tensor-core stage cannot run.
-#define SKIP_WITHOUT_TENSOR_CORES()                          \
-  do {                                                       \
-    std::string why_;                                        \
-    if (!tensor::Available(&why_)) GTEST_SKIP() << why_;     \
+/// Skips the test, with the reason, where the tensor-core stage cannot run in precision @p p.
+#define SKIP_WITHOUT_TENSOR_CORES(p)                          \
+  do {                                                        \
+    std::string why_;                                         \
+    if (!tensor::Available((p), &why_)) GTEST_SKIP() << why_; \
   } while (0)
 
 tensor::CublasTensor& SharedCublas() {
@@ -41,17 +42,22 @@ tensor::CublasTensor& SharedCublas() {
   return handle;
 }
 
-/// The inputs of one precision on the device: FP32 for TF32 (the kernels round them), BF16.
+/// The inputs of one precision on the device: FP32 for TF32 (the kernels round them), BF16 or
+/// FP16.
 struct DeviceInputs {
   staged::DeviceBuffer<float> a32, b32;
-  staged::DeviceBuffer<__nv_bfloat16> a16, b16;
+  staged::DeviceBuffer<__nv_bfloat16> abf, bbf;
+  staged::DeviceBuffer<__half> ah, bh;
   DeviceInputs(Precision p, const std::vector<float>& a, const std::vector<float>& b) {
     if (p == Precision::kTf32) {
       a32 = staged::DeviceBuffer<float>(a);
       b32 = staged::DeviceBuffer<float>(b);
+    } else if (p == Precision::kBf16) {
+      abf = staged::DeviceBuffer<__nv_bfloat16>(tensor::ToBf16(a));
+      bbf = staged::DeviceBuffer<__nv_bfloat16>(tensor::ToBf16(b));
     } else {
-      a16 = staged::DeviceBuffer<__nv_bfloat16>(tensor::ToBf16(a));
-      b16 = staged::DeviceBuffer<__nv_bfloat16>(tensor::ToBf16(b));
+      ah = staged::DeviceBuffer<__half>(tensor::ToFp16(a));
+      bh = staged::DeviceBuffer<__half>(tensor::ToFp16(b));
     }
   }
 };
@@ -67,13 +73,21 @@ void Launch(Precision p, bool library, const DeviceInputs& in, float* c, const S
     } else {
       tensor::MatmulTf32(a, b, c, s.m, s.n, s.k, nullptr);
     }
-  } else {
-    const __nv_bfloat16* a = in.a16.data() + offset;
-    const __nv_bfloat16* b = in.b16.data() + offset;
+  } else if (p == Precision::kBf16) {
+    const __nv_bfloat16* a = in.abf.data() + offset;
+    const __nv_bfloat16* b = in.bbf.data() + offset;
     if (library) {
       SharedCublas().MatmulBf16(a, b, c, s.m, s.n, s.k, nullptr);
     } else {
       tensor::MatmulBf16(a, b, c, s.m, s.n, s.k, nullptr);
+    }
+  } else {
+    const __half* a = in.ah.data() + offset;
+    const __half* b = in.bh.data() + offset;
+    if (library) {
+      SharedCublas().MatmulFp16(a, b, c, s.m, s.n, s.k, nullptr);
+    } else {
+      tensor::MatmulFp16(a, b, c, s.m, s.n, s.k, nullptr);
     }
   }
   CUDA_CHECK(cudaDeviceSynchronize());
@@ -81,8 +95,8 @@ void Launch(Precision p, bool library, const DeviceInputs& in, float* c, const S
 
 /// Rounded inputs and their exact product (CPU, double), cached per precision and shape.
 struct TensorReference {
-  std::vector<float> a, b;              ///< the unrounded inputs
-  std::vector<float> c, abs_product;    ///< of the rounded inputs
+  std::vector<float> a, b;            ///< the unrounded inputs
+  std::vector<float> c, abs_product;  ///< of the rounded inputs
 };
 
 const TensorReference& Reference(Precision p, const Shape& s, std::size_t offset = 0) {
@@ -115,16 +129,16 @@ void ExpectMatches(Precision p, bool library, const Shape& s, std::size_t offset
       tensor::AccumulationScale(s.k) + (library ? tensor::InputRoundingScale(p) : 0.0);
   const staged::VerifyReport rep =
       CompareProductWithin(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k, scale);
-  EXPECT_TRUE(rep.ok) << (library ? "cuBLAS " : "mma ") << tensor::Name(p) << " "
-                      << ShapeName(s) << " offset " << offset << ": " << rep.Summary();
+  EXPECT_TRUE(rep.ok) << (library ? "cuBLAS " : "mma ") << tensor::Name(p) << " " << ShapeName(s)
+                      << " offset " << offset << ": " << rep.Summary();
 }
 
 /// Edges of the 128×128 block, the 64×32 warp tile, the 16×8 mma tile, the 32- or 64-deep
 /// k-tile and the 16-byte chunk (K, N not multiples of 4 or 8: the element-wise copies), one
 /// row or column, and K = 8192.
 const std::vector<Shape> kTensorShapes = {
-    {1, 1, 1},      {7, 9, 8},        {17, 33, 9},      {16, 8, 16},    {63, 65, 127},
-    {128, 128, 128}, {129, 129, 129}, {96, 100, 36},    {256, 384, 24}, {1000, 8, 1000},
+    {1, 1, 1},       {7, 9, 8},        {17, 33, 9},      {16, 8, 16},     {63, 65, 127},
+    {128, 128, 128}, {129, 129, 129},  {96, 100, 36},    {256, 384, 24},  {1000, 8, 1000},
     {8, 1000, 1000}, {513, 257, 1025}, {127, 129, 4099}, {64, 128, 8192}, {256, 256, 1024},
 };
 
@@ -138,34 +152,36 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 class Ch04Tensor : public staged::testing::GpuTestWithParam<Case> {};
 
 TEST_P(Ch04Tensor, StageMatchesRoundedProduct) {
-  SKIP_WITHOUT_TENSOR_CORES();
   const auto [p, s] = GetParam();
+  SKIP_WITHOUT_TENSOR_CORES(p);
   ExpectMatches(p, false, s);
 }
 
 TEST_P(Ch04Tensor, CublasMatchesRoundedProduct) {
-  SKIP_WITHOUT_TENSOR_CORES();
   const auto [p, s] = GetParam();
+  SKIP_WITHOUT_TENSOR_CORES(p);
   ExpectMatches(p, true, s);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ch04Tensor,
-                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16),
+                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16,
+                                                              Precision::kFp16),
                                             ::testing::ValuesIn(kTensorShapes)),
                          CaseName);
 
 class Ch04TensorEdges : public staged::testing::GpuTestWithParam<Precision> {};
 
 TEST_P(Ch04TensorEdges, OffsetPointersTakeTheElementPath) {
-  SKIP_WITHOUT_TENSOR_CORES();
+  SKIP_WITHOUT_TENSOR_CORES(GetParam());
   // A and B one element past a 16-byte boundary: whole chunks are not aligned, so the kernel
   // copies element by element, whatever the shape.
-  for (const Shape s : {Shape{128, 128, 128}, Shape{130, 136, 72}}) ExpectMatches(GetParam(), false, s, 1);
+  for (const Shape s : {Shape{128, 128, 128}, Shape{130, 136, 72}})
+    ExpectMatches(GetParam(), false, s, 1);
 }
 
 TEST_P(Ch04TensorEdges, EmptyShapesWriteNothingOrZeros) {
-  SKIP_WITHOUT_TENSOR_CORES();
   const Precision p = GetParam();
+  SKIP_WITHOUT_TENSOR_CORES(p);
   const DeviceInputs in(p, FloatInput(64, kTestSeed), FloatInput(64, kTestSeed + 1));
   staged::DeviceBuffer<float> c(64);
   c.FillBytes(0xFF);
@@ -177,8 +193,8 @@ TEST_P(Ch04TensorEdges, EmptyShapesWriteNothingOrZeros) {
 }
 
 TEST_P(Ch04TensorEdges, NaNAndInfinityPropagate) {
-  SKIP_WITHOUT_TENSOR_CORES();
   const Precision p = GetParam();
+  SKIP_WITHOUT_TENSOR_CORES(p);
   const Shape s{40, 24, 40};
   std::vector<float> a = FloatInput(Elements(s.m, s.k), kTestSeed);
   std::vector<float> b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
@@ -204,25 +220,29 @@ TEST_P(Ch04TensorEdges, NaNAndInfinityPropagate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ch04TensorEdges,
-                         ::testing::Values(Precision::kTf32, Precision::kBf16),
+                         ::testing::Values(Precision::kTf32, Precision::kBf16, Precision::kFp16),
                          [](const auto& info) { return std::string(tensor::Name(info.param)); });
 
 class Ch04TensorArch : public staged::testing::GpuTest {};
 
 TEST_F(Ch04TensorArch, RefusedWhereUnavailableRunsWhereAvailable) {
-  // Under a profile of sm_75 (or a compute_75 PTX-only build) the stage must refuse with the
-  // reason, not launch code that is not there; elsewhere it must run.
+  // Under a profile of sm_75 (or a compute_75 PTX-only build) TF32 and BF16 must refuse with the
+  // reason, not launch code that is not there, and FP16 must run; elsewhere all three run.
   const Shape s{32, 32, 32};
-  const DeviceInputs in(Precision::kTf32, FloatInput(1024, kTestSeed),
-                        FloatInput(1024, kTestSeed + 1));
   staged::DeviceBuffer<float> c(1024);
-  std::string why;
-  if (tensor::Available(&why)) {
-    EXPECT_TRUE(why.empty());
-    EXPECT_NO_THROW(Launch(Precision::kTf32, false, in, c.data(), s));
-  } else {
-    EXPECT_NE(why.find("sm_80"), std::string::npos) << why;
-    EXPECT_THROW(Launch(Precision::kTf32, false, in, c.data(), s), staged::ArchitectureError);
+  const int cc = staged::PlanningLimits().cc;
+  for (const Precision p : {Precision::kTf32, Precision::kBf16, Precision::kFp16}) {
+    SCOPED_TRACE(tensor::Name(p));
+    const DeviceInputs in(p, FloatInput(1024, kTestSeed), FloatInput(1024, kTestSeed + 1));
+    std::string why;
+    if (tensor::Available(p, &why)) {
+      EXPECT_TRUE(why.empty());
+      EXPECT_GE(cc, p == Precision::kFp16 ? 75 : 80);
+      EXPECT_NO_THROW(Launch(p, false, in, c.data(), s));
+    } else {
+      EXPECT_NE(why.find(p == Precision::kFp16 ? "sm_75" : "sm_80"), std::string::npos) << why;
+      EXPECT_THROW(Launch(p, false, in, c.data(), s), staged::ArchitectureError);
+    }
   }
 }
 
@@ -235,8 +255,8 @@ TEST_F(Ch04TensorArch, RefusedWhereUnavailableRunsWhereAvailable) {
 class Ch04TensorMutation : public staged::testing::GpuTestWithParam<Case> {};
 
 TEST_P(Ch04TensorMutation, CheckerRejectsEachFault) {
-  SKIP_WITHOUT_TENSOR_CORES();
   const auto [p, s] = GetParam();
+  SKIP_WITHOUT_TENSOR_CORES(p);
   const std::vector<float> a = FloatInput(Elements(s.m, s.k), kTestSeed);
   const std::vector<float> b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
   const std::vector<float> ra = tensor::Rounded(p, a), rb = tensor::Rounded(p, b);
@@ -267,14 +287,14 @@ TEST_P(Ch04TensorMutation, CheckerRejectsEachFault) {
     if (!Applies(f, s)) continue;
     const std::vector<float> bad = Inject(f, out, ra, rb, s);
     EXPECT_FALSE(
-        CompareProductWithin(ref.data(), bad.data(), abs_product.data(), bad.size(), s.k, scale)
-            .ok)
+        CompareProductWithin(ref.data(), bad.data(), abs_product.data(), bad.size(), s.k, scale).ok)
         << tensor::Name(p) << " " << ShapeName(s) << ": " << FaultName(f) << " was not caught";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Bench, Ch04TensorMutation,
-                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16),
+                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16,
+                                                              Precision::kFp16),
                                             ::testing::ValuesIn(kTensorBenchShapes)),
                          CaseName);
 

@@ -151,4 +151,9 @@ void CublasTensor::MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b
   GemmEx(handle_, d_a, d_b, d_c, m, n, k, CUDA_R_16BF, CUBLAS_COMPUTE_32F, stream);
 }
 
+void CublasTensor::MatmulFp16(const __half* d_a, const __half* d_b, float* d_c, int m, int n, int k,
+                              cudaStream_t stream) {
+  GemmEx(handle_, d_a, d_b, d_c, m, n, k, CUDA_R_16F, CUBLAS_COMPUTE_32F, stream);
+}
+
 }  // namespace ch04::tensor

@@ -3,11 +3,12 @@
  * @brief Driver of ch04_naive and ch04_optimized: C = A·B for an M×K A and a K×N B.
  *
  * Flags: `--n N` columns of B and C (the side of a square problem), `--m M` rows of A and C
- * (0: same as N), `--k K` the inner dimension (0: same as N), `--type float|int32|tf32|bf16`,
- * and for ch04_optimized `--kernel <stage>|best` (what the `optimized` row runs; default `best`,
- * the stage ChooseStage picks for the shape). ch04_optimized also times every stage as its own
- * `optimized:<stage>` row (the skinny stage only where min(M, N) <= 64). `--type tf32|bf16`
- * (ch04_optimized only, sm_80 and newer) times the tensor-core stage, `optimized:mma`, against
+ * (0: same as N), `--k K` the inner dimension (0: same as N),
+ * `--type float|int32|tf32|bf16|fp16`, and for ch04_optimized `--kernel <stage>|best` (what the
+ * `optimized` row runs; default `best`, the stage ChooseStage picks for the shape).
+ * ch04_optimized also times every stage as its own `optimized:<stage>` row (the skinny stage
+ * only where min(M, N) <= 64). `--type tf32|bf16|fp16` (ch04_optimized only; sm_80 and newer,
+ * fp16 from sm_75) times the tensor-core stage, `optimized:mma`, against
  * cuBLAS at the same precision (RunTensor).
  *
  * Inputs: float uniform in [-1, 1); int32 uniform in [-8, 8], so |C_ij| <= 64·K never overflows
@@ -261,28 +262,32 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
   namespace tc = ch04::tensor;
   const staged::CommonOptions& opt = ctx.options;
   std::string why;
-  if (!tc::Available(&why)) throw staged::ArchitectureError(why);
-  const bool bf16 = p == tc::Precision::kBf16;
+  if (!tc::Available(p, &why)) throw staged::ArchitectureError(why);
+  const bool tf32 = p == tc::Precision::kTf32;
   const std::size_t size_a = static_cast<std::size_t>(s.m) * s.k;
   const std::size_t size_b = static_cast<std::size_t>(s.k) * s.n;
   const std::size_t size_c = static_cast<std::size_t>(s.m) * s.n;
   const std::uint64_t volume = static_cast<std::uint64_t>(size_a) * s.n;
   const bool cpu_reference = volume <= ch04::kCpuReferenceVolume;
-  const std::size_t elem = bf16 ? sizeof(__nv_bfloat16) : sizeof(float);
+  const std::size_t elem = tf32 ? sizeof(float) : 2;
   const std::size_t ref_bytes = cpu_reference ? 0 : (2 * (size_a + size_b) + size_c) * 4;
   const std::string label = std::string(tc::Name(p)) + ":" + std::to_string(s.m) + "x" +
                             std::to_string(s.n) + "x" + std::to_string(s.k);
   staged::RequireDeviceMemory((size_a + size_b) * elem + size_c * 4 + ref_bytes,
                               "A, B and C of a " + label + " product");
 
-  // Inputs: float for TF32 (the kernel rounds them), rounded to BF16 on the host for BF16.
+  // Inputs: float for TF32 (the kernel rounds them), rounded to BF16 or FP16 on the host.
   const std::vector<float> h_a = MakeInput<float>(size_a, opt.seed);
   const std::vector<float> h_b = MakeInput<float>(size_b, opt.seed ^ 0x9E3779B97F4A7C15ull);
   staged::DeviceBuffer<float> d_a32, d_b32;
-  staged::DeviceBuffer<__nv_bfloat16> d_a16, d_b16;
-  if (bf16) {
-    d_a16 = staged::DeviceBuffer<__nv_bfloat16>(tc::ToBf16(h_a));
-    d_b16 = staged::DeviceBuffer<__nv_bfloat16>(tc::ToBf16(h_b));
+  staged::DeviceBuffer<__nv_bfloat16> d_abf, d_bbf;
+  staged::DeviceBuffer<__half> d_ah, d_bh;
+  if (p == tc::Precision::kBf16) {
+    d_abf = staged::DeviceBuffer<__nv_bfloat16>(tc::ToBf16(h_a));
+    d_bbf = staged::DeviceBuffer<__nv_bfloat16>(tc::ToBf16(h_b));
+  } else if (p == tc::Precision::kFp16) {
+    d_ah = staged::DeviceBuffer<__half>(tc::ToFp16(h_a));
+    d_bh = staged::DeviceBuffer<__half>(tc::ToFp16(h_b));
   } else {
     d_a32 = staged::DeviceBuffer<float>(h_a);
     d_b32 = staged::DeviceBuffer<float>(h_b);
@@ -292,16 +297,20 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
   tc::CublasTensor cublas;
   std::vector<Variant> variants;
   variants.push_back({"optimized:mma", [&](cudaStream_t st) {
-                        if (bf16) {
-                          tc::MatmulBf16(d_a16.data(), d_b16.data(), d_c.data(), s.m, s.n, s.k, st);
+                        if (p == tc::Precision::kBf16) {
+                          tc::MatmulBf16(d_abf.data(), d_bbf.data(), d_c.data(), s.m, s.n, s.k, st);
+                        } else if (p == tc::Precision::kFp16) {
+                          tc::MatmulFp16(d_ah.data(), d_bh.data(), d_c.data(), s.m, s.n, s.k, st);
                         } else {
                           tc::MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k, st);
                         }
                       }});
   variants.push_back({"library:cublas", [&](cudaStream_t st) {
-                        if (bf16) {
-                          cublas.MatmulBf16(d_a16.data(), d_b16.data(), d_c.data(), s.m, s.n, s.k,
+                        if (p == tc::Precision::kBf16) {
+                          cublas.MatmulBf16(d_abf.data(), d_bbf.data(), d_c.data(), s.m, s.n, s.k,
                                             st);
+                        } else if (p == tc::Precision::kFp16) {
+                          cublas.MatmulFp16(d_ah.data(), d_bh.data(), d_c.data(), s.m, s.n, s.k, st);
                         } else {
                           cublas.MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k,
                                             st);
@@ -413,10 +422,10 @@ int main(int argc, char** argv) {
     std::string kernel = "best";
     cli.AddSize("m", &m, 0, ch04::kMaxDimension, "rows of A and C; 0 = same as --n");
     cli.AddSize("k", &k, 0, ch04::kMaxDimension, "columns of A and rows of B; 0 = same as --n");
-    cli.AddChoice("type", &type, {"float", "int32", "tf32", "bf16"},
-                  "element type (int32: inputs in [-8, 8]; naive and tiled16 only; tf32, bf16: "
-                  "the tensor-core stage against cuBLAS at that precision, ch04_optimized, "
-                  "sm_80 and newer)");
+    cli.AddChoice("type", &type, {"float", "int32", "tf32", "bf16", "fp16"},
+                  "element type (int32: inputs in [-8, 8]; naive and tiled16 only; tf32, bf16, "
+                  "fp16: the tensor-core stage against cuBLAS at that precision, ch04_optimized, "
+                  "sm_80 and newer, fp16 from sm_75)");
     if (kOptimizedExe) {
       std::vector<std::string> words;
       for (const auto& info : ch04::optimized::AllStages()) words.push_back(info.name);
@@ -426,7 +435,7 @@ int main(int argc, char** argv) {
     // The flags' combinations are checked before the GPU is looked for.
     auto ctx = staged::StartRun(cli, argc, argv, [&](const staged::CommonOptions&) {
       const ch04::optimized::Stage chosen = ch04::optimized::ParseStage(kernel);
-      if (type == "tf32" || type == "bf16") {
+      if (type == "tf32" || type == "bf16" || type == "fp16") {
         if (!kOptimizedExe) throw staged::UsageError("--type " + type + " runs in ch04_optimized");
         if (kernel != "best") {
           throw staged::UsageError("--kernel picks an FP32 stage; --type " + type +
@@ -445,6 +454,7 @@ int main(int argc, char** argv) {
     if (type == "int32") return Run<std::int32_t>(*ctx, shape, stage);
     if (type == "tf32") return RunTensor(*ctx, shape, ch04::tensor::Precision::kTf32);
     if (type == "bf16") return RunTensor(*ctx, shape, ch04::tensor::Precision::kBf16);
+    if (type == "fp16") return RunTensor(*ctx, shape, ch04::tensor::Precision::kFp16);
     return Run<float>(*ctx, shape, stage);
   });
 }

@@ -15,15 +15,15 @@
 
 namespace ch04::tensor::layout {
 
-inline constexpr int kBm = 128;        ///< rows of C per block
-inline constexpr int kBn = 128;        ///< columns of C per block
-inline constexpr int kThreads = 256;   ///< threads per block
-inline constexpr int kWarpM = 64;      ///< rows of C per warp
-inline constexpr int kWarpN = 32;      ///< columns of C per warp
-inline constexpr int kWarpsN = kBn / kWarpN;  ///< warps along N
-inline constexpr int kMTiles = kWarpM / 16;   ///< 16-row mma tiles per warp
-inline constexpr int kNTiles = kWarpN / 8;    ///< 8-column mma tiles per warp
-inline constexpr int kRowBytes = 128;         ///< bytes of one k-tile of a row of A
+inline constexpr int kBm = 128;                     ///< rows of C per block
+inline constexpr int kBn = 128;                     ///< columns of C per block
+inline constexpr int kThreads = 256;                ///< threads per block
+inline constexpr int kWarpM = 64;                   ///< rows of C per warp
+inline constexpr int kWarpN = 32;                   ///< columns of C per warp
+inline constexpr int kWarpsN = kBn / kWarpN;        ///< warps along N
+inline constexpr int kMTiles = kWarpM / 16;         ///< 16-row mma tiles per warp
+inline constexpr int kNTiles = kWarpN / 8;          ///< 8-column mma tiles per warp
+inline constexpr int kRowBytes = 128;               ///< bytes of one k-tile of a row of A
 inline constexpr int kTileBytes = kBm * kRowBytes;  ///< A's k-tile; B's is as large
 inline constexpr int kChunksPerThread = kTileBytes / 16 / kThreads;  ///< copies per operand
 static_assert(kChunksPerThread * 16 * kThreads == kTileBytes, "whole copies");
@@ -31,7 +31,7 @@ static_assert(kChunksPerThread * 16 * kThreads == kTileBytes, "whole copies");
 /// Bytes of one row of B's k-tile: 128 values of @p kElemBytes bytes.
 /// @tparam kElemBytes 4 (TF32) or 2 (BF16)
 template <int kElemBytes>
-inline constexpr int kRowBytesB = kBn * kElemBytes;
+inline constexpr int kRowBytesB = kBn* kElemBytes;
 
 /// A row of a tile and a 16-byte chunk of it.
 struct RowChunk {

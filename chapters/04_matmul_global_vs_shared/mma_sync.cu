@@ -24,6 +24,7 @@
  *    load and the `mma`; the tensor core would otherwise drop the 13 low bits (truncation).
  */
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -45,8 +46,10 @@ namespace ch04::tensor {
 namespace {
 
 using namespace layout;  // NOLINT: the geometry and the index arithmetic of mma_layout.cuh
-constexpr int kStages = 3;                              // k-tiles in shared memory at once
-constexpr int kSharedBytes = kStages * 2 * kTileBytes;  // 96 KiB
+
+/// Shared memory of a kernel that keeps @p stages k-tiles of A and B: 96 KiB for three, 64 KiB
+/// for two (the most a T4's block holds).
+constexpr int SharedBytes(int stages) { return stages * 2 * kTileBytes; }
 
 /// What differs between the two precisions.
 template <Precision P>
@@ -62,6 +65,12 @@ struct Traits<Precision::kBf16> {
   using Elem = __nv_bfloat16;
   using Bits = std::uint16_t;
   static constexpr int kStep = 16;  // k of one mma.sync (m16n8k16)
+};
+template <>
+struct Traits<Precision::kFp16> {
+  using Elem = __half;
+  using Bits = std::uint16_t;
+  static constexpr int kStep = 16;  // m16n8k16 (sm_75: two m16n8k8)
 };
 template <Precision P>
 constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(typename Traits<P>::Elem));
@@ -115,11 +124,11 @@ __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
   }
 }
 
-// The instructions below exist from sm_80 on (ldmatrix from sm_75, TF32 and BF16 mma.sync from
-// sm_80). Compiled for an older GPU their bodies trap: the host never launches these kernels
-// there (`Available`), and the rest of the kernel compiles for every architecture.
+// ldmatrix and FP16 mma.sync exist from sm_75 on, TF32 and BF16 mma.sync from sm_80. Compiled for
+// an older GPU an instruction's body traps: the host never launches such a kernel there
+// (`Available`), and the rest of the kernel compiles for every architecture.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-/// Stops the kernel: compiled for sm_75, an instruction of sm_80 was reached.
+/// Stops the kernel: compiled for an older GPU, an instruction it lacks was reached.
 #define CH04_MMA_UNAVAILABLE() __trap()
 #else
 /// Nothing: the instruction exists.
@@ -129,7 +138,7 @@ __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
 // snippet-begin: ch04-mma-fragments
 /// Four 8×8 matrices of 16-bit values from shared memory; lane l gives row l % 8 of matrix l / 8.
 __device__ __forceinline__ void LoadMatrixX4(unsigned (&r)[4], unsigned address) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
   r[0] = r[1] = r[2] = r[3] = address;
   CH04_MMA_UNAVAILABLE();
 #else
@@ -141,7 +150,7 @@ __device__ __forceinline__ void LoadMatrixX4(unsigned (&r)[4], unsigned address)
 
 /// As LoadMatrixX4, each matrix transposed (lane t gets column t / 4).
 __device__ __forceinline__ void LoadMatrixX4Trans(unsigned (&r)[4], unsigned address) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
   r[0] = r[1] = r[2] = r[3] = address;
   CH04_MMA_UNAVAILABLE();
 #else
@@ -163,35 +172,56 @@ __device__ __forceinline__ unsigned ToTf32(unsigned x) {
 #endif
 }
 
-/// d += a·b for one 16×8 tile: m16n8k8 in TF32, m16n8k16 in BF16, FP32 accumulators.
+/// d += a·b for one 16×8 tile, FP32 accumulators: m16n8k8 in TF32, m16n8k16 in BF16 and FP16
+/// (on sm_75, FP16 as two m16n8k8: a0-a1 with b0, then a2-a3 with b1).
 template <Precision P>
 __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-  d[0] += __uint_as_float(a[0] ^ b[0]);
-  CH04_MMA_UNAVAILABLE();
-#else
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
   if constexpr (P == Precision::kTf32) {
     asm volatile(
         "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, "
         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-  } else {
+  } else if constexpr (P == Precision::kBf16) {
     asm volatile(
         "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
         "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  } else {
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+        "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
+#elif __CUDA_ARCH__ >= 750
+  if constexpr (P == Precision::kFp16) {
+    // snippet-begin: ch04-mma-sm75
+    for (int half = 0; half < 2; ++half) {  // k 0-7, then k 8-15
+      asm volatile(
+          "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5}, {%6}, "
+          "{%0, %1, %2, %3};"
+          : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+          : "r"(a[2 * half]), "r"(a[2 * half + 1]), "r"(b[half]));
+    }
+    // snippet-end: ch04-mma-sm75
+  } else {
+    d[0] += __uint_as_float(a[0] ^ b[0]);
+    CH04_MMA_UNAVAILABLE();
+  }
+#else
+  d[0] += __uint_as_float(a[0] ^ b[0]);
+  CH04_MMA_UNAVAILABLE();
 #endif
 }
 
 /// The warp's products over one buffered k-tile: per mma step, A's fragments by ldmatrix, B's by
 /// ldmatrix.trans (BF16) or 32-bit loads (TF32), then 4×4 mma.sync.
 template <Precision P>
-__device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int warp_m,
-                                             int warp_n, int lane,
-                                             float (&acc)[kMTiles][kNTiles][4]) {
+__device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int warp_m, int warp_n,
+                                             int lane, float (&acc)[kMTiles][kNTiles][4]) {
   const auto a_base = static_cast<unsigned>(__cvta_generic_to_shared(sa));
   const auto b_base = static_cast<unsigned>(__cvta_generic_to_shared(sb));
 #pragma unroll
@@ -203,7 +233,7 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
       LoadMatrixX4(af[mt], a_base + OffsetA(t.row, t.chunk));
     }
     unsigned bf[kNTiles][2];
-    if constexpr (P == Precision::kBf16) {
+    if constexpr (P != Precision::kTf32) {
 #pragma unroll
       for (int np = 0; np < kNTiles / 2; ++np) {  // two 8-column tiles per ldmatrix.x4.trans
         const RowChunk t = LoadRowBTrans(warp_n, np, ks, lane);
@@ -254,10 +284,11 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
  * @param[in] n columns of B
  * @param[in] k inner dimension (>= 1)
  * @par Launch configuration
- * grid (ceil(N/128), ceil(M/128)), 256 threads, kSharedBytes of dynamic shared memory; compiled
- * for sm_80 and newer only (the host checks `Available` first).
+ * grid (ceil(N/128), ceil(M/128)), 256 threads, SharedBytes(kStages) of dynamic shared memory;
+ * runs where `Available(P)` (sm_80 and newer, FP16 from sm_75).
+ * @tparam kStages k-tiles in shared memory at once: 3, or 2 where a block holds 64 KiB
  */
-template <Precision P, bool kVec>
+template <Precision P, bool kVec, int kStages>
 __global__ void __launch_bounds__(kThreads, 2)
     MmaKernel(const typename Traits<P>::Elem* __restrict__ a,
               const typename Traits<P>::Elem* __restrict__ b, float* __restrict__ c, int m, int n,
@@ -272,7 +303,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   auto buffer_b = [&](int s) { return smem + s * 2 * kTileBytes + kTileBytes; };
   // snippet-begin: ch04-mma-loop
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < tiles) LoadTile<P, kVec>(a, b, m, n, k, m0, n0, s * kDepth<P>, buffer_a(s), buffer_b(s));
+    if (s < tiles)
+      LoadTile<P, kVec>(a, b, m, n, k, m0, n0, s * kDepth<P>, buffer_a(s), buffer_b(s));
     staged::CommitCopies();
   }
   for (int t = 0; t < tiles; ++t) {
@@ -329,7 +361,9 @@ constexpr int kProbeBlocksPerSm = 4;
 template <Precision P>
 __global__ void __launch_bounds__(kThreads) MmaProbeKernel(float* out) {
   // Small operands: 2^-10 in TF32, (2^-10, 2^-10) in BF16 pairs; the sums stay finite.
-  const unsigned one = P == Precision::kTf32 ? 0x3A800000u : 0x3A803A80u;
+  const unsigned one = P == Precision::kTf32   ? 0x3A800000u   // TF32 2^-10
+                       : P == Precision::kBf16 ? 0x3A803A80u   // BF16 pairs of 2^-10
+                                               : 0x14001400u;  // FP16 pairs of 2^-10
   const unsigned a[4] = {one, one ^ (threadIdx.x & 1u), one, one};
   const unsigned b[2] = {one, one};
   float acc[kProbeChains][4] = {};
@@ -353,34 +387,54 @@ void Launch(const typename Traits<P>::Elem* a, const typename Traits<P>::Elem* b
     return;
   }
   std::string why;
-  if (!Available(&why)) throw staged::ArchitectureError(why);
+  if (!Available(P, &why)) throw staged::ArchitectureError(why);
   constexpr int kE = kElemsPerChunk<P>;
-  const bool vec = k % kE == 0 && n % kE == 0 && staged::IsAligned16(a) &&
-                   staged::IsAligned16(b) && staged::IsAligned16(c);
-  const auto kernel = vec ? MmaKernel<P, true> : MmaKernel<P, false>;
-  staged::OptInSharedMemory(reinterpret_cast<const void*>(kernel), kSharedBytes);
+  const bool vec = k % kE == 0 && n % kE == 0 && staged::IsAligned16(a) && staged::IsAligned16(b) &&
+                   staged::IsAligned16(c);
+  // Three k-tiles in flight where a block holds 96 KiB (sm_80 and newer), two on a T4's 64 KiB.
+  const bool three = staged::PlanningLimits().smem_per_block >= SharedBytes(3);
+  const auto kernel = three ? (vec ? MmaKernel<P, true, 3> : MmaKernel<P, false, 3>)
+                            : (vec ? MmaKernel<P, true, 2> : MmaKernel<P, false, 2>);
+  const int bytes = SharedBytes(three ? 3 : 2);
+  staged::OptInSharedMemory(reinterpret_cast<const void*>(kernel), bytes);
   const dim3 grid((n + kBn - 1) / kBn, (m + kBm - 1) / kBm);
-  kernel<<<grid, kThreads, kSharedBytes, stream>>>(a, b, c, m, n, k);
+  kernel<<<grid, kThreads, bytes, stream>>>(a, b, c, m, n, k);
   CUDA_CHECK_LAST_LAUNCH();
 }
 
 }  // namespace
 
-bool Available(std::string* why) {
+namespace {
+
+/// The TF32, BF16 or FP16 kernel (its loaded code says which PTX it came from).
+const void* KernelOf(Precision p) {
+  if (p == Precision::kTf32)
+    return reinterpret_cast<const void*>(MmaKernel<Precision::kTf32, true, 3>);
+  if (p == Precision::kBf16)
+    return reinterpret_cast<const void*>(MmaKernel<Precision::kBf16, true, 3>);
+  return reinterpret_cast<const void*>(MmaKernel<Precision::kFp16, true, 3>);
+}
+
+}  // namespace
+
+bool Available(Precision p, std::string* why) {
   const staged::DeviceLimits limits = staged::PlanningLimits();
+  const int needs = p == Precision::kFp16 ? 75 : 80;  // FP16 mma.sync from Turing on
   std::string reason;
-  if (limits.cc < 80) {
-    reason = "the tensor-core stage needs sm_80 or newer (TF32 and BF16 mma.sync); this GPU" +
-             std::string(staged::ActiveProfileName().empty() ? "" : " (device profile)") +
-             " is sm_" + std::to_string(limits.cc);
+  if (limits.cc < needs) {
+    reason = std::string("the tensor-core stage in ") + Name(p) + " needs sm_" +
+             std::to_string(needs) + " or newer (" + (needs == 80 ? "TF32 and BF16" : "FP16") +
+             " mma.sync); this GPU" +
+             (staged::ActiveProfileName().empty() ? "" : " (device profile)") + " is sm_" +
+             std::to_string(limits.cc);
   } else {
     cudaFuncAttributes attr{};
-    CUDA_CHECK(cudaFuncGetAttributes(
-        &attr, reinterpret_cast<const void*>(MmaKernel<Precision::kTf32, true>)));
-    if (attr.ptxVersion < 80) {  // the loaded code came from PTX for an older architecture
-      reason = "this build carries no tensor-core code for this GPU (its kernels come from "
-               "compute_" + std::to_string(attr.ptxVersion) +
-               " PTX); build for sm_80 or newer (CUDAARCHS=native)";
+    CUDA_CHECK(cudaFuncGetAttributes(&attr, KernelOf(p)));
+    if (attr.ptxVersion < needs) {  // the loaded code came from PTX for an older architecture
+      reason = std::string("this build carries no ") + Name(p) +
+               " tensor-core code for this GPU (its kernels come from compute_" +
+               std::to_string(attr.ptxVersion) + " PTX); build for sm_" + std::to_string(needs) +
+               " or newer (CUDAARCHS=native)";
     }
   }
   if (why != nullptr) *why = reason;
@@ -389,7 +443,7 @@ bool Available(std::string* why) {
 
 MmaProbe::MmaProbe(Precision p) : precision_(p) {
   std::string why;
-  if (!Available(&why)) throw staged::ArchitectureError(why);
+  if (!Available(p, &why)) throw staged::ArchitectureError(why);
   blocks_ = staged::PlanningLimits().sm_count * kProbeBlocksPerSm;
   CUDA_CHECK(cudaMalloc(&out_, static_cast<std::size_t>(blocks_) * kThreads * sizeof(float)));
 }
@@ -402,8 +456,9 @@ double MmaProbe::Flops() const {
 }
 
 void MmaProbe::Launch(cudaStream_t stream) const {
-  const auto kernel = precision_ == Precision::kTf32 ? MmaProbeKernel<Precision::kTf32>
-                                                     : MmaProbeKernel<Precision::kBf16>;
+  const auto kernel = precision_ == Precision::kTf32   ? MmaProbeKernel<Precision::kTf32>
+                      : precision_ == Precision::kBf16 ? MmaProbeKernel<Precision::kBf16>
+                                                       : MmaProbeKernel<Precision::kFp16>;
   kernel<<<blocks_, kThreads, 0, stream>>>(out_);
   CUDA_CHECK_LAST_LAUNCH();
 }
@@ -413,9 +468,14 @@ void MatmulTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, in
   Launch<Precision::kTf32>(d_a, d_b, d_c, m, n, k, stream);
 }
 
-void MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n,
-                int k, cudaStream_t stream) {
+void MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n, int k,
+                cudaStream_t stream) {
   Launch<Precision::kBf16>(d_a, d_b, d_c, m, n, k, stream);
+}
+
+void MatmulFp16(const __half* d_a, const __half* d_b, float* d_c, int m, int n, int k,
+                cudaStream_t stream) {
+  Launch<Precision::kFp16>(d_a, d_b, d_c, m, n, k, stream);
 }
 
 }  // namespace ch04::tensor

@@ -1,15 +1,16 @@
 /**
  * @file tensor.cuh
  * @brief Chapter 04 past FP32: C = A·B on the tensor cores (stage 9, warp-level `mma.sync`), in
- *        TF32 (FP32 inputs rounded to TF32 by the kernel) or BF16 (BF16 inputs), both with FP32
- *        accumulation and an FP32 C; the rounding the tensor cores apply, emulated on the host;
+ *        TF32 (FP32 inputs rounded to TF32 by the kernel), BF16 or FP16 (inputs of that type),
+ *        all with FP32 accumulation and an FP32 C; the rounding the tensor cores apply, emulated on the host;
  *        the error bound their products are checked against; cuBLAS at the same precision.
  *
- * Shapes and pointers follow matmul.cuh (row-major, any M, N, K >= 0). The stage needs sm_80 or
- * newer (TF32 and BF16 `mma.sync`); `Available` says whether this GPU and this build have it.
+ * Shapes and pointers follow matmul.cuh (row-major, any M, N, K >= 0). TF32 and BF16 need sm_80
+ * or newer; FP16 runs from sm_75 on (Turing's m16n8k8); `Available` says whether this GPU and
+ * this build have the precision.
  *
  * @code
- * if (ch04::tensor::Available()) {
+ * if (ch04::tensor::Available(ch04::tensor::Precision::kTf32)) {
  *   ch04::tensor::MatmulTf32(d_a, d_b, d_c, m, n, k, stream);    // float A, B; float C
  *   ch04::tensor::MatmulBf16(d_a16, d_b16, d_c, m, n, k, stream);  // bf16 A, B; float C
  * }
@@ -18,12 +19,12 @@
 #pragma once
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <string>
 #include <vector>
-
 
 /// @cond
 struct cublasContext;
@@ -35,9 +36,10 @@ namespace ch04::tensor {
 enum class Precision {
   kTf32,  ///< FP32 inputs rounded to TF32 (8-bit exponent, 10-bit mantissa), round to nearest
   kBf16,  ///< BF16 inputs (8-bit exponent, 7-bit mantissa)
+  kFp16,  ///< FP16 inputs (5-bit exponent, 10-bit mantissa): the one precision of sm_75
 };
 
-/// `tf32` or `bf16`: the `--type` word and the first part of a row's shape label.
+/// `tf32`, `bf16` or `fp16`: the `--type` word and the first part of a row's shape label.
 const char* Name(Precision p);
 
 /// @brief @p x rounded to TF32 as `cvt.rna.tf32.f32` does: to the nearest value with 10
@@ -50,6 +52,10 @@ float RoundTf32(float x);
 /// @param[in] x the float
 float RoundBf16(float x);
 
+/// @brief @p x rounded to FP16 (round to nearest even; past 65504, infinity) and widened back.
+/// @param[in] x the float
+float RoundFp16(float x);
+
 /// @brief Each element of @p values rounded to @p p's input format (as floats): the values the
 ///        tensor cores multiply. The reference product is computed on these.
 /// @param[in] p the precision
@@ -59,6 +65,10 @@ std::vector<float> Rounded(Precision p, const std::vector<float>& values);
 /// @brief @p values rounded to BF16 (round to nearest even).
 /// @param[in] values the floats
 std::vector<__nv_bfloat16> ToBf16(const std::vector<float>& values);
+
+/// @brief @p values rounded to FP16 (round to nearest even).
+/// @param[in] values the floats
+std::vector<__half> ToFp16(const std::vector<float>& values);
 
 /// @brief The per-element tolerance factor of a tensor-core product, checked against the exact
 ///        product of the rounded inputs: |C − C_ref| <= AccumulationScale(K)·(|A'|·|B'|)_ij +
@@ -81,16 +91,18 @@ double AccumulationScale(int k);
 ///        not documented (the library rows) checked against the reference of AccumulationScale:
 ///        two roundings of one input, each within u_in relative, give products within
 ///        2·((1 + u_in)^2 − 1)·(1 + u_in)^2·|a'||b'| of each other, with u_in = 2^-10 for TF32
-///        (covers round-to-nearest, 2^-11, and truncation) and 0 for BF16 (the inputs are BF16
-///        already). Worst case: about 4·10^-3 of |A'|·|B'|.
+///        (covers round-to-nearest, 2^-11, and truncation) and 0 for BF16 and FP16 (the inputs
+///        are of that type already). Worst case: about 4·10^-3 of |A'|·|B'|.
 /// @param[in] p the precision
 double InputRoundingScale(Precision p);
 
 /// @brief Whether this GPU (or the device profile in force) and this build can run the
-///        tensor-core stage: compute capability 8.0 or newer, and the kernel's code compiled for
-///        it (a compute_75 PTX-only build carries none).
+///        tensor-core stage in @p p: compute capability 8.0 or newer for TF32 and BF16, 7.5 for
+///        FP16, and the kernel's code compiled for it (a compute_75 PTX-only build carries FP16's
+///        alone).
+/// @param[in] p the precision
 /// @param[out] why when false (and non-null): the reason, for a skip or an error message
-bool Available(std::string* why = nullptr);
+bool Available(Precision p, std::string* why = nullptr);
 
 /// @brief Stage 9 in TF32: C = A·B with FP32 A and B rounded to TF32 (`RoundTf32`) as they
 ///        reach the tensor cores, FP32 accumulation.
@@ -114,8 +126,8 @@ void MatmulTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, in
 /// @param[in] k columns of A, rows of B
 /// @param[in] stream the stream
 /// @throws staged::ArchitectureError where `Available` is false (and M, N, K > 0)
-void MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n,
-                int k, cudaStream_t stream);
+void MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n, int k,
+                cudaStream_t stream);
 
 /// @brief The rate of `mma.sync` itself on this GPU: a kernel of nothing but the instruction on
 ///        register operands (8 independent tiles per warp, 32 warps per SM), the ceiling of
@@ -139,8 +151,20 @@ class MmaProbe {
   float* out_ = nullptr;
 };
 
+/// @brief Stage 9 in FP16: C = A·B with FP16 A and B, FP32 accumulation and C (sm_75 and newer).
+/// @param[in] d_a device A, M×K row-major
+/// @param[in] d_b device B, K×N row-major
+/// @param[out] d_c device C, M×N row-major
+/// @param[in] m rows of A and C
+/// @param[in] n columns of B and C
+/// @param[in] k columns of A, rows of B
+/// @param[in] stream the stream
+/// @throws staged::ArchitectureError where `Available` is false (and M, N, K > 0)
+void MatmulFp16(const __half* d_a, const __half* d_b, float* d_c, int m, int n, int k,
+                cudaStream_t stream);
+
 /// @brief cuBLAS at the same precision: `cublasGemmEx` with FP32 operands and
-///        CUBLAS_COMPUTE_32F_FAST_TF32, or BF16 operands and CUBLAS_COMPUTE_32F; C in FP32.
+///        CUBLAS_COMPUTE_32F_FAST_TF32, or BF16 or FP16 operands and CUBLAS_COMPUTE_32F; C in FP32.
 class CublasTensor {
  public:
   /// Creates the handle (default math mode: the compute type chooses the precision).
@@ -160,6 +184,12 @@ class CublasTensor {
   /// @param[in] m rows @param[in] n columns @param[in] k inner dimension @param[in] stream stream
   void MatmulBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n,
                   int k, cudaStream_t stream);
+
+  /// @brief Row-major C = A·B with FP16 A and B, FP32 C.
+  /// @param[in] d_a device A, M×K @param[in] d_b device B, K×N @param[out] d_c device C, M×N
+  /// @param[in] m rows @param[in] n columns @param[in] k inner dimension @param[in] stream stream
+  void MatmulFp16(const __half* d_a, const __half* d_b, float* d_c, int m, int n, int k,
+                  cudaStream_t stream);
 
  private:
   cublasContext* handle_ = nullptr;

@@ -5,6 +5,7 @@
  *        tensor.cuh.
  */
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
@@ -17,7 +18,9 @@
 
 namespace ch04::tensor {
 
-const char* Name(Precision p) { return p == Precision::kTf32 ? "tf32" : "bf16"; }
+const char* Name(Precision p) {
+  return p == Precision::kTf32 ? "tf32" : p == Precision::kBf16 ? "bf16" : "fp16";
+}
 
 // snippet-begin: ch04-round-tf32
 float RoundTf32(float x) {
@@ -35,10 +38,14 @@ float RoundTf32(float x) {
 
 float RoundBf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 
+float RoundFp16(float x) { return __half2float(__float2half_rn(x)); }
+
 std::vector<float> Rounded(Precision p, const std::vector<float>& values) {
   std::vector<float> out(values.size());
   std::transform(values.begin(), values.end(), out.begin(),
-                 p == Precision::kTf32 ? RoundTf32 : RoundBf16);
+                 p == Precision::kTf32   ? RoundTf32
+                 : p == Precision::kBf16 ? RoundBf16
+                                         : RoundFp16);
   return out;
 }
 
@@ -46,6 +53,13 @@ std::vector<__nv_bfloat16> ToBf16(const std::vector<float>& values) {
   std::vector<__nv_bfloat16> out(values.size());
   std::transform(values.begin(), values.end(), out.begin(),
                  [](float v) { return __float2bfloat16_rn(v); });
+  return out;
+}
+
+std::vector<__half> ToFp16(const std::vector<float>& values) {
+  std::vector<__half> out(values.size());
+  std::transform(values.begin(), values.end(), out.begin(),
+                 [](float v) { return __float2half_rn(v); });
   return out;
 }
 
@@ -69,7 +83,7 @@ double AccumulationScale(int k) {
 }
 
 double InputRoundingScale(Precision p) {
-  if (p == Precision::kBf16) return 0.0;  // BF16 inputs are multiplied as they are
+  if (p != Precision::kTf32) return 0.0;  // BF16 and FP16 inputs are multiplied as they are
   // Two roundings of the same inputs, each within u_in: each product of either is within
   // ((1 + u_in)^2 - 1)·|a||b| of ab, and |a||b| <= (1 + u_in)^2·|a'||b'|.
   const double u_in = std::ldexp(1.0, -10);
