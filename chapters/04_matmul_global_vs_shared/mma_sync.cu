@@ -1,22 +1,23 @@
 /**
  * @file mma_sync.cu
- * @brief Stage 9: the tensor cores through warp-level `mma.sync`, in TF32 and in BF16.
+ * @brief Stage 9: the tensor cores through warp-level `mma.sync`, in TF32, BF16 and FP16.
  *
  * Same block tile as stage 4 (128×128, 256 threads), same `cp.async` copies as stage 6
  * (common/async_copy.cuh), but the multiply-adds leave the FP32 units: each warp owns a 64×32
  * piece of C as 4×4 tiles of 16×8, and one `mma.sync` multiplies a 16×k A fragment by a k×8 B
- * fragment into one tile's accumulators (k = 8 in TF32, 16 in BF16), 2·16·8·k flops per
- * instruction instead of an FFMA's 2.
+ * fragment into one tile's accumulators (k = 8 in TF32, 16 in BF16 and FP16), 2·16·8·k flops
+ * per instruction instead of an FFMA's 2. The layout arithmetic is in mma_layout.cuh.
  *
- * 1. Each k-tile is 128 bytes of every row of A (32 floats or 64 BF16 values) and as many rows
- *    of B: 16 KiB each, three buffers of both in flight (96 KiB of dynamic shared memory).
+ * 1. Each k-tile is 128 bytes of every row of A (32 floats or 64 16-bit values) and as many rows
+ *    of B: 16 KiB each, three buffers of both in flight (96 KiB of dynamic shared memory), two
+ *    where a block holds 64 KiB (a T4).
  * 2. A's fragments come from shared memory by `ldmatrix.x4`: one instruction, four 8×8 matrices
  *    of 16-bit values, each lane getting the 32-bit word its fragment needs. Eight lanes read
  *    one 16-byte chunk of eight consecutive rows; with 128-byte rows those eight chunks would sit
  *    in the same four banks (an 8-way conflict), so chunk c of row r is stored at c ^ (r % 8):
  *    the XOR swizzle puts the eight rows' chunks in eight different bank groups.
- * 3. BF16's B fragment is a column of B: `ldmatrix.x4.trans` transposes 16-bit values as it
- *    loads, from B's rows swizzled the same way. TF32's cannot be: `.trans` moves 16-bit halves,
+ * 3. The B fragment is a column of B: in BF16 and FP16 `ldmatrix.x4.trans` transposes 16-bit
+ *    values as it loads, from B's rows swizzled the same way. TF32's cannot be: `.trans` moves 16-bit halves,
  *    and a TF32 value is 32 bits. Each lane reads its two words of B with plain 32-bit loads;
  *    the four lanes that read one column at k, k+1, k+2, k+3 would hit one bank, so chunk c of
  *    row k is stored at c ^ 2·(k % 4).
