@@ -1,7 +1,8 @@
 /**
  * @file cpu.cpp
  * @brief The CPU reference (accumulating in double for float, exactly for int32_t), |A|·|B|,
- *        the dimension checks and the per-element error bound used to verify float results.
+ *        the dimension checks, the empty products and the per-element error bound used to
+ *        verify float results.
  */
 #include <algorithm>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
+#include "common/cuda_check.hpp"
 #include "common/errors.hpp"
 
 namespace ch04 {
@@ -26,20 +28,31 @@ void CheckDimensions(int m, int n, int k) {
   }
 }
 
+bool EmptyProduct(float* d_c, int m, int n, int k, cudaStream_t stream) {
+  if (m == 0 || n == 0) return true;
+  if (k != 0) return false;
+  CUDA_CHECK(cudaMemsetAsync(d_c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
+  return true;
+}
+
 double GammaK(int k) {
   const double ku = static_cast<double>(k) * std::ldexp(1.0, -24);  // u = 2^-24 for float
   return ku / (1.0 - ku);  // k <= 2^19 keeps k·u <= 1/32, so the bound is finite
 }
 
-double ToleranceScale(int k) {
-  // snippet-begin: ch04-tolerance
-  const int kk = k < 1 ? 1 : k;
-  const double u = std::ldexp(1.0, -24);
-  const double probabilistic = kToleranceLambda * std::sqrt(static_cast<double>(kk)) * u;
-  // Kernel and reference each get min(worst case, probabilistic); |A|·|B| adds (1 + gamma_K).
-  return 2.0 * std::min(GammaK(kk), probabilistic) * (1.0 + GammaK(kk));
-  // snippet-end: ch04-tolerance
+// snippet-begin: ch04-tolerance
+double SumErrorScale(int k, double u) {
+  const double ku = k * u;
+  const double worst = ku / (1.0 - ku);
+  return std::min(worst, kToleranceLambda * std::sqrt(static_cast<double>(k)) * u);
 }
+
+double ToleranceScale(int k) {
+  const int kk = k < 1 ? 1 : k;
+  // Kernel and reference each get min(worst case, probabilistic); |A|·|B| adds (1 + gamma_K).
+  return 2.0 * SumErrorScale(kk, std::ldexp(1.0, -24)) * (1.0 + GammaK(kk));
+}
+// snippet-end: ch04-tolerance
 
 double AbsoluteFloor(int k) { return 2.0 * (k < 1 ? 1 : k) * std::ldexp(1.0, -126); }
 

@@ -254,10 +254,7 @@ void Matmul(const T* d_a, const T* d_b, T* d_c, int m, int n, int k, Stage stage
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
-    if (k == 0) {  // an empty sum: C = 0, and no tile to load
-      CUDA_CHECK(cudaMemsetAsync(d_c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
-      return;
-    }
+    if (EmptyProduct(d_c, m, n, k, stream)) return;  // K == 0: C = 0, and no tile to load
     const detail::Problem p{d_a, d_b, d_c, m, n, k};
     const Residency r = DeviceResidency();
     if (stage == Stage::kBest) stage = ChooseStage(m, n, k, r);

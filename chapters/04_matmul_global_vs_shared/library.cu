@@ -64,11 +64,7 @@ Cublas::~Cublas() {
 void Cublas::Matmul(const float* d_a, const float* d_b, float* d_c, int m, int n, int k,
                     cudaStream_t stream) {
   CheckDimensions(m, n, k);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum; cuBLAS would also reject lda = K = 0
-    CUDA_CHECK(cudaMemsetAsync(d_c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
-    return;
-  }
+  if (EmptyProduct(d_c, m, n, k, stream)) return;  // cuBLAS would also reject lda = K = 0
   CheckCublas(cublasSetStream(handle_, stream), "cublasSetStream");
   const float one = 1.0f;
   const float zero = 0.0f;
@@ -122,11 +118,7 @@ namespace {
 void GemmEx(cublasHandle_t handle, const void* d_a, const void* d_b, float* d_c, int m, int n,
             int k, cudaDataType_t type, cublasComputeType_t compute, cudaStream_t stream) {
   CheckDimensions(m, n, k);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {
-    CUDA_CHECK(cudaMemsetAsync(d_c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
-    return;
-  }
+  if (EmptyProduct(d_c, m, n, k, stream)) return;
   CheckCublas(cublasSetStream(handle, stream), "cublasSetStream");
   const float one = 1.0f;
   const float zero = 0.0f;

@@ -50,6 +50,20 @@ inline constexpr std::uint64_t kCpuReferenceVolume = std::uint64_t{512} * 512 * 
 /// Throws `staged::UsageError` when a dimension is negative or larger than kMaxDimension.
 void CheckDimensions(int m, int n, int k);
 
+/// @brief The empty products every float launcher handles alike: M or N zero writes nothing, K
+///        zero writes zeros (an empty sum), queued on @p stream.
+/// @param[out] d_c device C, M×N
+/// @param[in] m rows of C @param[in] n columns of C @param[in] k inner dimension
+/// @param[in] stream the stream
+/// @return true when the call is handled (M, N or K zero): the launcher returns
+bool EmptyProduct(float* d_c, int m, int n, int k, cudaStream_t stream);
+
+/// @brief min(gamma_K(u), λ·sqrt(K)·u): one FP32 sum's error factor for unit roundoff @p u, worst
+///        case or probabilistic, whichever is tighter (see ToleranceScale).
+/// @param[in] k the sum's length (>= 1)
+/// @param[in] u the unit roundoff of its additions
+double SumErrorScale(int k, double u);
+
 /// @brief gamma_K = K·u / (1 − K·u), u = 2^-24: the worst-case bound on the relative error of a
 ///        float dot product of length K, whatever the summation order (Higham, Thm 3.1).
 double GammaK(int k);

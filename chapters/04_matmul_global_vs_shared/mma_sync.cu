@@ -125,11 +125,11 @@ __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
   }
 }
 
-// ldmatrix and FP16 mma.sync exist from sm_75 on, TF32 and BF16 mma.sync from sm_80. Compiled for
-// an older GPU an instruction's body traps: the host never launches such a kernel there
+// ldmatrix and FP16 mma.sync exist on every GPU the project builds for (sm_75 and newer), TF32 and
+// BF16 mma.sync from sm_80. Compiled for sm_75 those two trap: the host never launches them there
 // (`Available`), and the rest of the kernel compiles for every architecture.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
-/// Stops the kernel: compiled for an older GPU, an instruction it lacks was reached.
+/// Stops the kernel: compiled for sm_75, an instruction of sm_80 was reached.
 #define CH04_MMA_UNAVAILABLE() __trap()
 #else
 /// Nothing: the instruction exists.
@@ -137,28 +137,20 @@ __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
 #endif
 
 // snippet-begin: ch04-mma-fragments
-/// Four 8×8 matrices of 16-bit values from shared memory; lane l gives row l % 8 of matrix l / 8.
+/// Four 8×8 matrices of 16-bit values from shared memory; lane l gives row l % 8 of matrix l / 8
+/// and receives word l % 4 of row l / 4 of each (with @p kTrans, of each matrix transposed:
+/// elements 2·(l % 4) and 2·(l % 4) + 1 of column l / 4). sm_75 and newer, like every build.
+template <bool kTrans>
 __device__ __forceinline__ void LoadMatrixX4(unsigned (&r)[4], unsigned address) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
-  r[0] = r[1] = r[2] = r[3] = address;
-  CH04_MMA_UNAVAILABLE();
-#else
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-#endif
-}
-
-/// As LoadMatrixX4, each matrix transposed (lane t gets column t / 4).
-__device__ __forceinline__ void LoadMatrixX4Trans(unsigned (&r)[4], unsigned address) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750
-  r[0] = r[1] = r[2] = r[3] = address;
-  CH04_MMA_UNAVAILABLE();
-#else
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(address));
-#endif
+  if constexpr (kTrans) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+  } else {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(address));
+  }
 }
 
 /// FP32 bits rounded to TF32, to nearest, ties away from zero.
@@ -197,7 +189,7 @@ __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], const
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
   }
-#elif __CUDA_ARCH__ >= 750
+#else  // sm_75: FP16 only
   if constexpr (P == Precision::kFp16) {
     // snippet-begin: ch04-mma-sm75
     for (int half = 0; half < 2; ++half) {  // k 0-7, then k 8-15
@@ -212,9 +204,6 @@ __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], const
     d[0] += __uint_as_float(a[0] ^ b[0]);
     CH04_MMA_UNAVAILABLE();
   }
-#else
-  d[0] += __uint_as_float(a[0] ^ b[0]);
-  CH04_MMA_UNAVAILABLE();
 #endif
 }
 
@@ -231,7 +220,7 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt) {
       const RowChunk t = LoadRowA(warp_m, mt, ks, lane);
-      LoadMatrixX4(af[mt], a_base + OffsetA(t.row, t.chunk));
+      LoadMatrixX4<false>(af[mt], a_base + OffsetA(t.row, t.chunk));
     }
     unsigned bf[kNTiles][2];
     if constexpr (P != Precision::kTf32) {
@@ -239,7 +228,7 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
       for (int np = 0; np < kNTiles / 2; ++np) {  // two 8-column tiles per ldmatrix.x4.trans
         const RowChunk t = LoadRowBTrans(warp_n, np, ks, lane);
         unsigned r[4];
-        LoadMatrixX4Trans(r, b_base + OffsetB<2>(t.row, t.chunk));
+        LoadMatrixX4<true>(r, b_base + OffsetB<2>(t.row, t.chunk));
         bf[2 * np][0] = r[0];
         bf[2 * np][1] = r[1];
         bf[2 * np + 1][0] = r[2];
@@ -382,11 +371,7 @@ template <Precision P>
 void Launch(const typename Traits<P>::Elem* a, const typename Traits<P>::Elem* b, float* c, int m,
             int n, int k, cudaStream_t stream) {
   CheckDimensions(m, n, k);
-  if (m == 0 || n == 0) return;
-  if (k == 0) {  // an empty sum
-    CUDA_CHECK(cudaMemsetAsync(c, 0, static_cast<std::size_t>(m) * n * sizeof(float), stream));
-    return;
-  }
+  if (EmptyProduct(c, m, n, k, stream)) return;
   std::string why;
   if (!Available(P, &why)) throw staged::ArchitectureError(why);
   constexpr int kE = kElemsPerChunk<P>;

@@ -63,23 +63,12 @@ std::vector<__half> ToFp16(const std::vector<float>& values) {
   return out;
 }
 
-namespace {
-
-/// min(gamma_K(u), λ·sqrt(K)·u): one FP32 sum's error factor (see ToleranceScale).
-double SumScale(int k, double u) {
-  const double ku = k * u;
-  const double gamma = ku / (1.0 - ku);
-  return std::min(gamma, kToleranceLambda * std::sqrt(static_cast<double>(k)) * u);
-}
-
-}  // namespace
-
 // snippet-begin: ch04-tensor-tolerance
 double AccumulationScale(int k) {
   const int kk = k < 1 ? 1 : k;
   const double u = std::ldexp(1.0, -24);
   // The tensor cores' accumulation truncates (unit roundoff 2u); the reference rounds (u).
-  return (SumScale(kk, 2.0 * u) + SumScale(kk, u)) * (1.0 + GammaK(kk));
+  return (SumErrorScale(kk, 2.0 * u) + SumErrorScale(kk, u)) * (1.0 + GammaK(kk));
 }
 
 double InputRoundingScale(Precision p) {
