@@ -91,6 +91,15 @@ TEST(Ch04TensorBound, AllowsTruncatedSumsAndStaysBelowADroppedKTile) {
   EXPECT_LT(tensor::InputRoundingScale(Precision::kTf32), 5 * std::ldexp(1.0, -10));
 }
 
+TEST(Ch04TensorBound, FiguresOfTheTensorCorePage) {
+  // tensor_cores.md derives these by hand; they must stay what the code computes.
+  EXPECT_NEAR(tensor::AccumulationScale(8192), 30 * std::sqrt(8192.0) * std::ldexp(1.0, -24),
+              1e-7);
+  EXPECT_NEAR(tensor::AccumulationScale(8192), 1.6e-4, 0.05e-4);
+  EXPECT_NEAR(tensor::AccumulationScale(8192) * 8192 / 4, 0.33, 0.005);
+  EXPECT_NEAR(tensor::InputRoundingScale(Precision::kTf32), 4e-3, 0.1e-3);
+}
+
 /// @p x rounded toward zero to float.
 float TowardZero(double x) {
   const float f = static_cast<float>(x);  // to nearest
