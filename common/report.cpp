@@ -43,6 +43,29 @@ void Report::SetLibraryRef(const std::string& variant, const std::string& ref) {
   }
 }
 
+void Report::ReplaceLibraryRef(const std::string& from, const std::string& to) {
+  if (library_variant_ == from) library_variant_ = to;
+  for (ReportRow& r : rows_) {
+    if (r.library_ref == from) r.library_ref = to;
+  }
+}
+
+std::string Report::FastestOf(const std::vector<std::string>& variants) const {
+  std::string best;
+  double best_ms = 0;
+  for (const std::string& v : variants) {
+    for (const ReportRow& r : rows_) {
+      if (r.variant != v) continue;
+      if (best.empty() || r.time.median_ms < best_ms) {
+        best = v;
+        best_ms = r.time.median_ms;
+      }
+      break;
+    }
+  }
+  return best;
+}
+
 const ReportRow* Report::Find(const std::string& variant, const ReportRow& like) const {
   for (const auto& r : rows_) {
     if (r.variant == variant && r.n == like.n && r.dist == like.dist) return &r;

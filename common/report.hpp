@@ -93,6 +93,15 @@ class Report {
   /// @param[in] variant the rows
   /// @param[in] ref the library row they are compared with
   void SetLibraryRef(const std::string& variant, const std::string& ref);
+  /// Compares every row compared with @p from (its `library_ref`, or the default) with @p to
+  /// instead: for a reference chosen after its rows were measured.
+  /// @param[in] from the library row the rows were compared with
+  /// @param[in] to the library row they are compared with now
+  void ReplaceLibraryRef(const std::string& from, const std::string& to);
+  /// Of @p variants, the one whose row has the smallest median (the first one on a tie); empty
+  /// when none of them has a row. For a report of one size and distribution.
+  /// @param[in] variants candidate rows, e.g. a library call with a 32- and a 64-bit count
+  std::string FastestOf(const std::vector<std::string>& variants) const;
   /// All rows with their ratios resolved.
   std::vector<FinalRow> Finalize() const;
   /// True when no row reports `verified = no`.

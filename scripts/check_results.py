@@ -6,9 +6,12 @@
   `cpu`) may have fewer.
 - `vs_library` of every row equals a library reference row's median (same n and dist) divided by
   its own median, to the CSV's rounding: in chapter 04 the reference is `library:cublas`; in
-  chapter 03 it is the fastest CUB row of the row's contract, `library:cub-keys*` (the input
-  kept) or, for the DoubleBuffer rows (`-dbuf`), `library:cub-dbuf*`: so no CUB row of a
-  contract may be faster than its reference (its own vs_library at most 1).
+  chapters 01 to 03 it is the fastest of the CUB rows the row is compared with: chapter 01's
+  `library:cub*` (the two count widths); chapter 02's `library:cub-histogram` for histogram rows,
+  `library:cub-scan*` for scan rows and `library:cub-pipeline` for sorts; chapter 03's
+  `library:cub-keys*` (the input kept) or, for the DoubleBuffer rows (`-dbuf`),
+  `library:cub-dbuf*`. So no CUB row of a group may be faster than its reference (its own
+  vs_library at most 1).
 - No row's `pct_peak` is above 100: a ceiling a kernel beats is not a ceiling (the probe that
   measured it, or the row's traffic model, is wrong).
 - docs/results/device.csv holds one row with the measured copy, read and FP32 ceilings.
@@ -25,7 +28,15 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # A chapter's reference rows: one variant, or a function of the row that gives the prefix of the
 # variants its reference is the fastest of.
+def _ch02_ref(variant):
+    if variant.endswith("histogram"):
+        return "library:cub-histogram"
+    return "library:cub-scan" if "scan" in variant else "library:cub-pipeline"
+
+
 LIBRARY_REF = {
+    "01_minmax_reduction": lambda variant: "library:cub",
+    "02_histogram_scan_countsort": _ch02_ref,
     "03_mppsort": lambda variant: ("library:cub-dbuf" if "-dbuf" in variant
                                    else "library:cub-keys"),
     "04_matmul_global_vs_shared": "library:cublas",
@@ -53,14 +64,25 @@ def self_test():
     cub = ("03_mppsort,library:cub-keys32,1024,uniform,42,2,2,2,10,0.5,GE/s,,,,{},yes\n"
            "03_mppsort,library:cub-keys64,1024,uniform,42,{},2,2,10,0.5,GE/s,,,,{},yes\n"
            "03_mppsort,optimized,1024,uniform,42,1,1,1,10,1,GE/s,,,,{},yes")
-    ch03_cases = {
+    group_cases = {
         "chapter 03 against its fastest CUB row": (cub.format("1.000", 3, "0.667", "2.000"), 0),
         "chapter 03 against a CUB row that is not the fastest": (
             cub.format("1.000", 1.5, "1.333", "2.000"), 1),
     }
+    widths = ("01_minmax_reduction,library:cub,1024,float:uniform,42,2,2,2,10,1,GB/s,,,,{},yes\n"
+              "01_minmax_reduction,library:cub-count64,1024,float:uniform,42,{},2,2,10,1,GB/s,,,,{},"
+              "yes\n"
+              "01_minmax_reduction,optimized,1024,float:uniform,42,1,1,1,10,1,GB/s,,,,{},yes")
+    group_cases.update({
+        "chapter 01 against the faster count width": (widths.format("0.750", 1.5, "1.000", "1.500"),
+                                                      0),
+        "chapter 01 against the slower count width": (widths.format("1.000", 1.5, "1.333", "2.000"),
+                                                      1),
+    })
     failures = 0
     runs = [(name, "01_minmax_reduction.csv", row, want) for name, (row, want) in cases.items()]
-    runs += [(name, "03_mppsort.csv", rows, want) for name, (rows, want) in ch03_cases.items()]
+    runs += [(name, ("01_minmax_reduction.csv" if "chapter 01" in name else "03_mppsort.csv"),
+              rows, want) for name, (rows, want) in group_cases.items()]
     for name, csv_name, rows, want in runs:
         with tempfile.TemporaryDirectory() as tmp:
             d = pathlib.Path(tmp)

@@ -46,6 +46,7 @@ std::vector<VariantEntry<T>> AllVariants() {
        }},
       {"optimized", optimized::MinMaxTempBytes<T>, optimized::MinMax<T>},
       {"library:cub", library::MinMaxTempBytes<T>, library::MinMax<T>},
+      {"library:cub-count64", library::MinMaxTempBytes<T>, library::MinMaxCount64<T>},
   };
 }
 

@@ -52,7 +52,10 @@ const Variant kVariants[] = {
      optimized::CountingSortTempBytes},
     {"Library", library::Histogram, library::HistogramTempBytes, library::CountingSort,
      library::CountingSortTempBytes},
-    // The pipeline's histogram is the library's, tested above: only its sort is checked.
+    // The 64-bit count's radix sort and the pipeline share the library's histogram, tested
+    // above: only their sorts are checked.
+    {"LibraryCount64", nullptr, nullptr, library::CountingSortCount64,
+     library::CountingSortTempBytes},
     {"Pipeline", nullptr, nullptr, library::CountingSortPipeline,
      library::CountingSortPipelineTempBytes},
 };

@@ -36,7 +36,7 @@ using staged::testing::kTestSeed;
 // ---------------------------------------------------------------------------------------------
 // GPU tests: every scan stage against the CPU.
 
-enum class Stage { kNaive, kBlelloch, kLookback, kLibrary };
+enum class Stage { kNaive, kBlelloch, kLookback, kLibrary, kLibraryCount64 };
 const char* StageName(Stage s) {
   switch (s) {
     case Stage::kNaive:
@@ -47,6 +47,8 @@ const char* StageName(Stage s) {
       return "Lookback";
     case Stage::kLibrary:
       return "Library";
+    case Stage::kLibraryCount64:
+      return "LibraryCount64";
   }
   return "?";
 }
@@ -73,6 +75,8 @@ ScanFns<T> Fns(Stage s) {
       return {optimized::ExclusiveScan<T>, optimized::ExclusiveScanTempBytes<T>};
     case Stage::kLibrary:
       break;
+    case Stage::kLibraryCount64:
+      return {library::ExclusiveScanCount64<T>, library::ExclusiveScanTempBytes<T>};
   }
   return {library::ExclusiveScan<T>, library::ExclusiveScanTempBytes<T>};
 }
@@ -182,7 +186,8 @@ constexpr std::size_t kLargeSizes[] = {(1u << 20) + 3, (1u << 21) + 4095, (1u <<
 
 std::vector<ScanCase> ScanCases() {
   std::vector<ScanCase> cases;
-  for (Stage stage : {Stage::kNaive, Stage::kBlelloch, Stage::kLookback, Stage::kLibrary}) {
+  for (Stage stage : {Stage::kNaive, Stage::kBlelloch, Stage::kLookback, Stage::kLibrary,
+                      Stage::kLibraryCount64}) {
     std::vector<Layout> layouts = {kAligned, kLead1, kLead3, kMismatched, kMismatchedLead};
     std::vector<Layout> large = {kAligned, kMismatched};
     if (InPlaceAllowed(stage)) {
@@ -241,7 +246,7 @@ TEST_P(ScanWrap, AllOnesGiveMinusIndex) {
 
 INSTANTIATE_TEST_SUITE_P(Ch02, ScanWrap,
                          ::testing::Values(Stage::kNaive, Stage::kBlelloch, Stage::kLookback,
-                                           Stage::kLibrary),
+                                           Stage::kLibrary, Stage::kLibraryCount64),
                          [](const ::testing::TestParamInfo<Stage>& info) {
                            return std::string(StageName(info.param));
                          });
@@ -414,9 +419,11 @@ TEST(ScratchAlignment, ScratchAtMultiplesOfSixteenWorksAndOtherOffsetsAreRefused
       void (*)(const std::uint8_t*, std::uint8_t*, std::size_t, void*, std::size_t, cudaStream_t);
   const std::pair<const char*, ScanFn> scans[] = {
       {"optimized::ExclusiveScan", optimized::ExclusiveScan<std::uint32_t>},
-      {"library::ExclusiveScan", library::ExclusiveScan<std::uint32_t>}};
+      {"library::ExclusiveScan", library::ExclusiveScan<std::uint32_t>},
+      {"library::ExclusiveScanCount64", library::ExclusiveScanCount64<std::uint32_t>}};
   const std::pair<const char*, SortFn> sorts[] = {
       {"library::CountingSort", library::CountingSort},
+      {"library::CountingSortCount64", library::CountingSortCount64},
       {"library::CountingSortPipeline", library::CountingSortPipeline}};
   for (const std::size_t offset : {16u, 256u, 4u, 8u}) {
     void* t = d_temp.data() + offset;

@@ -280,12 +280,14 @@ void MinMaxStage(Stage stage, const T* d_in, std::size_t n, MinMaxPair<T>* d_res
 /// The baseline: CUB `DeviceReduce::TransformReduce` over (min, max) key pairs in one call
 /// (the raw input pointer, each element turned into its key pair after the load).
 namespace library {
-/// Bytes of device scratch CUB asks for (queries CUB; needs a current device).
+/// Bytes of device scratch CUB asks for, for either count width (queries CUB; needs a current
+/// device).
 /// @tparam T element type
 /// @param[in] n elements
 template <typename T>
 std::size_t MinMaxTempBytes(std::size_t n);
-/// Writes the min and max of @p d_in[0, n) to @p d_result, asynchronously.
+/// Writes the min and max of @p d_in[0, n) to @p d_result, asynchronously; the count goes to CUB
+/// as 32 bits where n fits (row `library:cub`), else as 64 bits.
 /// @tparam T element type
 /// @param[in] d_in device input
 /// @param[in] n elements, >= 1 (throws `std::invalid_argument` otherwise)
@@ -297,6 +299,16 @@ std::size_t MinMaxTempBytes(std::size_t n);
 template <typename T>
 void MinMax(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
             std::size_t temp_bytes, cudaStream_t stream);
+/// As `MinMax`, with the count always given to CUB as 64 bits (row `library:cub-count64`): CUB
+/// picks its offset type and tuning from the count's type, and which width is faster depends on
+/// the size and the GPU, so the driver times both and compares with the faster.
+/// @tparam T element type
+template <typename T>
+void MinMaxCount64(const T* d_in, std::size_t n, MinMaxPair<T>* d_result, void* d_temp,
+                   std::size_t temp_bytes, cudaStream_t stream);
+/// True when @p n fits the 32-bit count of `MinMax` (so `MinMaxCount64` is a different call).
+/// @param[in] n elements
+inline bool NarrowCountHolds(std::size_t n) { return n <= 0xFFFFFFFFull; }
 }  // namespace library
 
 }  // namespace ch01

@@ -171,6 +171,9 @@ std::size_t CountingSortTempBytes(std::size_t n);
  */
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
                   std::size_t temp_bytes, cudaStream_t stream);
+/// As `CountingSort`, the count always 64 bits (row `library:cub-radix-sort-count64`).
+void CountingSortCount64(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
+                         std::size_t temp_bytes, cudaStream_t stream);
 
 }  // namespace naive
 
@@ -290,6 +293,9 @@ std::size_t CountingSortTempBytes(std::size_t n);
  */
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
                   std::size_t temp_bytes, cudaStream_t stream);
+/// As `CountingSort`, the count always 64 bits (row `library:cub-radix-sort-count64`).
+void CountingSortCount64(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
+                         std::size_t temp_bytes, cudaStream_t stream);
 
 }  // namespace optimized
 
@@ -309,12 +315,14 @@ std::size_t HistogramTempBytes(std::size_t n);
 void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, void* d_temp,
                std::size_t temp_bytes, cudaStream_t stream);
 
-/// Device scratch bytes `cub::DeviceScan::ExclusiveSum` needs for @p n elements.
+/// Device scratch bytes `cub::DeviceScan::ExclusiveSum` needs for @p n elements, with either
+/// count width.
 /// @tparam T uint32_t or int32_t
 /// @param[in] n number of elements
 template <typename T>
 std::size_t ExclusiveScanTempBytes(std::size_t n);
-/// Exclusive prefix sum by `cub::DeviceScan::ExclusiveSum`.
+/// Exclusive prefix sum by `cub::DeviceScan::ExclusiveSum`, the count as a 32-bit `int` up to
+/// INT_MAX (row `library:cub-scan`).
 /// @tparam T uint32_t or int32_t
 /// @param[in] d_in device input
 /// @param[out] d_out device output
@@ -325,12 +333,19 @@ std::size_t ExclusiveScanTempBytes(std::size_t n);
 template <typename T>
 void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
                    cudaStream_t stream);
+/// As `ExclusiveScan`, the count always 64 bits (row `library:cub-scan-count64`): CUB tunes
+/// each offset type on its own, and which is faster depends on the size and the GPU.
+/// @tparam T uint32_t or int32_t
+template <typename T>
+void ExclusiveScanCount64(const T* d_in, T* d_out, std::size_t n, void* d_temp,
+                          std::size_t temp_bytes, cudaStream_t stream);
 
-/// Device scratch bytes `cub::DeviceRadixSort::SortKeys` needs for @p n bytes.
+/// Device scratch bytes `cub::DeviceRadixSort::SortKeys` needs for @p n bytes, with either count
+/// width.
 std::size_t CountingSortTempBytes(std::size_t n);
 /// Sorts the bytes with `cub::DeviceRadixSort::SortKeys` over bits [0, 8): the library's way.
-/// The item count is passed as a 32-bit `int` up to INT_MAX (CUB then uses 32-bit offsets);
-/// only larger n fall back to a 64-bit count.
+/// The item count is passed as a 32-bit `int` up to INT_MAX (CUB then uses 32-bit offsets;
+/// row `library:cub-radix-sort`).
 /// @param[in] d_in device bytes
 /// @param[out] d_out n device bytes, sorted ascending
 /// @param[in] n number of bytes
@@ -339,6 +354,9 @@ std::size_t CountingSortTempBytes(std::size_t n);
 /// @param[in] stream stream the work is queued on
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
                   std::size_t temp_bytes, cudaStream_t stream);
+/// As `CountingSort`, the count always 64 bits (row `library:cub-radix-sort-count64`).
+void CountingSortCount64(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
+                         std::size_t temp_bytes, cudaStream_t stream);
 
 /// Device scratch bytes `CountingSortPipeline` needs for @p n bytes.
 std::size_t CountingSortPipelineTempBytes(std::size_t n);

@@ -5,9 +5,13 @@
  *        for the sort, and the like-for-like counting sort built from library pieces
  *        (HistogramEven + ExclusiveSum + `DeviceCopy::Batched` filling the runs).
  *
- * Every call gets the library at its best: scratch preallocated by the caller, 32-bit item
- * counts wherever n allows (CUB picks 64-bit offsets, and slower kernels, for a 64-bit count),
- * no allocation and no host synchronisation. CUB reads a null scratch pointer as "report the
+ * Every call gets the library at its best: scratch preallocated by the caller, no allocation and
+ * no host synchronisation, and the faster item count. CUB picks its offset type, and with it its
+ * tuning, from the count's type, and which width is faster depends on the call and the size, so
+ * the scan and the radix sort come with a 32-bit count where n fits (`ExclusiveScan`,
+ * `CountingSort`) and with a 64-bit one (`...Count64`); the driver times both and compares with
+ * the faster. `HistogramEven` needs no second form: given a 64-bit count for fewer than INT_MAX
+ * bytes it converts the count to `int` itself and runs the 32-bit kernels. CUB reads a null scratch pointer as "report the
  * scratch size", so every `*TempBytes` returns at least `kTempAlignment` bytes: a caller never
  * passes null for real work.
  */
@@ -40,11 +44,11 @@ std::size_t Rounded(std::size_t bytes) { return AlignTemp(bytes > 0 ? bytes : 1)
 bool FitsInt(std::size_t n) { return n <= static_cast<std::size_t>(INT_MAX); }
 
 // snippet-begin: ch02-with-count
-// Calls @p f with n as an `int` when it fits, otherwise as std::size_t, so that a size query and
-// the call it sizes always use the same offset type.
+// Calls @p f with n as an `int` (32-bit offsets in CUB) when it fits and @p wide is false,
+// otherwise as `std::int64_t`, so that a size query and the call it sizes use the same type.
 template <typename F>
-cudaError_t WithCount(std::size_t n, F&& f) {
-  return FitsInt(n) ? f(static_cast<int>(n)) : f(n);
+cudaError_t WithCount(bool wide, std::size_t n, F&& f) {
+  return !wide && FitsInt(n) ? f(static_cast<int>(n)) : f(static_cast<std::int64_t>(n));
 }
 // snippet-end: ch02-with-count
 
@@ -109,31 +113,50 @@ void Histogram(const std::uint8_t* d_in, std::size_t n, std::uint32_t* d_hist, v
     CUDA_CHECK(cudaMemsetAsync(d_hist, 0, kNumBins * sizeof(std::uint32_t), stream));
     return;
   }
-  // A 64-bit sample count is fine here: HistogramEven itself switches to 32-bit offsets when the
-  // input is below INT_MAX bytes.
+  // One form: HistogramEven itself runs its 32-bit-offset kernels for a 64-bit count of fewer
+  // than INT_MAX bytes (device_histogram.cuh), so both widths are the same call.
   CUDA_CHECK(cub::DeviceHistogram::HistogramEven(d_temp, temp_bytes, d_in, d_hist, kLevels,
                                                  kLowerLevel, kUpperLevel,
                                                  static_cast<std::int64_t>(n), stream));
 }
 
+namespace {
 template <typename T>
-std::size_t ExclusiveScanTempBytes(std::size_t n) {
+std::size_t ScanBytes(bool wide, std::size_t n) {
   std::size_t bytes = 0;
-  CUDA_CHECK(WithCount(n, [&](auto count) {
+  CUDA_CHECK(WithCount(wide, n, [&](auto count) {
     return cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<const T*>(nullptr),
                                          static_cast<T*>(nullptr), count);
   }));
-  return Rounded(bytes);
+  return bytes;
+}
+
+template <typename T>
+void Scan(const char* who, bool wide, const T* d_in, T* d_out, std::size_t n, void* d_temp,
+          std::size_t temp_bytes, cudaStream_t stream) {
+  CheckArguments(who, n, d_temp, temp_bytes, ExclusiveScanTempBytes<T>(n));
+  if (n == 0) return;
+  CUDA_CHECK(WithCount(wide, n, [&](auto count) {
+    return cub::DeviceScan::ExclusiveSum(d_temp, temp_bytes, d_in, d_out, count, stream);
+  }));
+}
+}  // namespace
+
+template <typename T>
+std::size_t ExclusiveScanTempBytes(std::size_t n) {
+  return Rounded(std::max(ScanBytes<T>(false, n), ScanBytes<T>(true, n)));
 }
 
 template <typename T>
 void ExclusiveScan(const T* d_in, T* d_out, std::size_t n, void* d_temp, std::size_t temp_bytes,
                    cudaStream_t stream) {
-  CheckArguments("library::ExclusiveScan", n, d_temp, temp_bytes, ExclusiveScanTempBytes<T>(n));
-  if (n == 0) return;
-  CUDA_CHECK(WithCount(n, [&](auto count) {
-    return cub::DeviceScan::ExclusiveSum(d_temp, temp_bytes, d_in, d_out, count, stream);
-  }));
+  Scan("library::ExclusiveScan", false, d_in, d_out, n, d_temp, temp_bytes, stream);
+}
+
+template <typename T>
+void ExclusiveScanCount64(const T* d_in, T* d_out, std::size_t n, void* d_temp,
+                          std::size_t temp_bytes, cudaStream_t stream) {
+  Scan("library::ExclusiveScanCount64", true, d_in, d_out, n, d_temp, temp_bytes, stream);
 }
 
 // The same instantiation list in every variant file repeats on purpose: one signature per
@@ -145,26 +168,46 @@ template void ExclusiveScan<std::uint32_t>(const std::uint32_t*, std::uint32_t*,
                                            std::size_t, cudaStream_t);
 template void ExclusiveScan<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t, void*,
                                           std::size_t, cudaStream_t);
+template void ExclusiveScanCount64<std::uint32_t>(const std::uint32_t*, std::uint32_t*, std::size_t,
+                                                  void*, std::size_t, cudaStream_t);
+template void ExclusiveScanCount64<std::int32_t>(const std::int32_t*, std::int32_t*, std::size_t,
+                                                 void*, std::size_t, cudaStream_t);
 /// @endcond
 
-std::size_t CountingSortTempBytes(std::size_t n) {
+namespace {
+std::size_t RadixBytes(bool wide, std::size_t n) {
   std::size_t bytes = 0;
-  CUDA_CHECK(WithCount(n, [&](auto count) {
+  CUDA_CHECK(WithCount(wide, n, [&](auto count) {
     return cub::DeviceRadixSort::SortKeys(nullptr, bytes, static_cast<const std::uint8_t*>(nullptr),
                                           static_cast<std::uint8_t*>(nullptr), count, 0, 8);
   }));
-  return Rounded(bytes);
+  return bytes;
+}
+
+void Radix(const char* who, bool wide, const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n,
+           void* d_temp, std::size_t temp_bytes, cudaStream_t stream) {
+  CheckArguments(who, n, d_temp, temp_bytes, CountingSortTempBytes(n));
+  if (n == 0) return;
+  // snippet-begin: ch02-cub-radix
+  CUDA_CHECK(WithCount(wide, n, [&](auto count) {
+    return cub::DeviceRadixSort::SortKeys(d_temp, temp_bytes, d_in, d_out, count, 0, 8, stream);
+  }));
+  // snippet-end: ch02-cub-radix
+}
+}  // namespace
+
+std::size_t CountingSortTempBytes(std::size_t n) {
+  return Rounded(std::max(RadixBytes(false, n), RadixBytes(true, n)));
 }
 
 void CountingSort(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
                   std::size_t temp_bytes, cudaStream_t stream) {
-  CheckArguments("library::CountingSort", n, d_temp, temp_bytes, CountingSortTempBytes(n));
-  if (n == 0) return;
-  // snippet-begin: ch02-cub-radix
-  CUDA_CHECK(WithCount(n, [&](auto count) {
-    return cub::DeviceRadixSort::SortKeys(d_temp, temp_bytes, d_in, d_out, count, 0, 8, stream);
-  }));
-  // snippet-end: ch02-cub-radix
+  Radix("library::CountingSort", false, d_in, d_out, n, d_temp, temp_bytes, stream);
+}
+
+void CountingSortCount64(const std::uint8_t* d_in, std::uint8_t* d_out, std::size_t n, void* d_temp,
+                         std::size_t temp_bytes, cudaStream_t stream) {
+  Radix("library::CountingSortCount64", true, d_in, d_out, n, d_temp, temp_bytes, stream);
 }
 
 std::size_t CountingSortPipelineTempBytes(std::size_t n) {

@@ -99,6 +99,45 @@ TEST(Report, PerRowReferencesAndMissingReferences) {
   EXPECT_NE(os.str().find(",GE/s,,,,,yes"), std::string::npos) << os.str();
 }
 
+// A reference chosen after measuring: the faster of a library call's two count widths becomes
+// the reference of every row that named the first (explicitly and through the default).
+TEST(Report, FastestOfChoosesTheReferenceAfterMeasuring) {
+  Report rep("02_histogram_scan_countsort", 1, FakeDevice(), "library:cub-scan");
+  ReportRow scan = Row("optimized:scan", 1.0, 100.0);
+  rep.Add(scan);  // default reference
+  ReportRow hist = Row("optimized:histogram", 1.0, 100.0);
+  hist.library_ref = "library:cub-scan";
+  rep.Add(hist);  // explicit reference
+  ReportRow sort = Row("optimized", 1.0, 100.0);
+  sort.library_ref = "library:cub-pipeline";
+  rep.Add(sort);  // another reference: untouched
+  rep.Add(Row("library:cub-scan", 3.0, 30.0));
+  rep.Add(Row("library:cub-scan-count64", 2.0, 45.0));
+  rep.Add(Row("library:cub-pipeline", 4.0, 10.0));
+  EXPECT_EQ(rep.FastestOf({"library:cub-scan", "library:cub-scan-count64"}),
+            "library:cub-scan-count64");
+  EXPECT_EQ(rep.FastestOf({"library:cub-scan-count64", "library:cub-scan"}),
+            "library:cub-scan-count64");
+  EXPECT_EQ(rep.FastestOf({"library:none", "library:cub-pipeline"}), "library:cub-pipeline");
+  EXPECT_EQ(rep.FastestOf({"library:none"}), "");
+  EXPECT_EQ(rep.FastestOf({}), "");
+  rep.ReplaceLibraryRef("library:cub-scan", "library:cub-scan-count64");
+  const auto rows = rep.Finalize();
+  EXPECT_DOUBLE_EQ(*rows[0].vs_library, 2.0);
+  EXPECT_DOUBLE_EQ(*rows[1].vs_library, 2.0);
+  EXPECT_DOUBLE_EQ(*rows[2].vs_library, 4.0);
+  EXPECT_DOUBLE_EQ(*rows[3].vs_library, 2.0 / 3.0);  // the slower width against the faster
+}
+
+// On a tie the first candidate wins: the 32-bit count stays the reference unless the 64-bit one
+// is faster.
+TEST(Report, FastestOfKeepsTheFirstOnATie) {
+  Report rep("01_minmax_reduction", 1, FakeDevice(), "library:cub");
+  rep.Add(Row("library:cub", 2.0, 1.0));
+  rep.Add(Row("library:cub-count64", 2.0, 1.0));
+  EXPECT_EQ(rep.FastestOf({"library:cub", "library:cub-count64"}), "library:cub");
+}
+
 TEST(Report, GflopsUseTheFp32Peak) {
   Report rep("04_matmul_global_vs_shared", 1, FakeDevice(), "library:cublas");
   rep.Add(Row("optimized", 1.0, 30000.0, "GFLOP/s"));
