@@ -23,6 +23,8 @@ constexpr std::size_t kMiB = 1024 * 1024;
 constexpr std::size_t kSharedAllocationUnit = 128;
 /// Registers are allocated to warps in units of this many.
 constexpr int kRegisterAllocationUnit = 256;
+/// Threads of one block, on every GPU from sm_75.
+constexpr int kMaxThreadsPerBlock = 1024;
 
 // Per compute capability, the CUDA C++ Programming Guide's "Technical Specifications per Compute
 // Capability" (shared memory per block after opting in and per SM, memory reserved per block,
@@ -131,21 +133,56 @@ DeviceLimits PlanningLimits() {
 }
 
 bool FitsBlock(const DeviceLimits& limits, int threads, std::size_t smem) {
-  return threads >= 1 && threads <= 1024 && threads <= limits.max_threads_per_sm &&
-         smem <= limits.smem_per_block;
+  return BlockFitError(limits, threads, smem, 0).empty();
 }
+
+namespace {
+// "this GPU" or "the t4 profile (STAGED_DEVICE_PROFILE)".
+std::string Whose(const DeviceLimits& limits) {
+  return limits.name == "device" ? "this GPU"
+                                 : "the " + limits.name + " profile (" + kProfileVariable + ")";
+}
+
+// Registers one block holds: per warp, rounded up to the allocation unit.
+std::size_t BlockRegisters(int threads, int regs) {
+  const int warps = (threads + 31) / 32;
+  return RoundUp(static_cast<std::size_t>(regs) * 32, kRegisterAllocationUnit) *
+         static_cast<std::size_t>(warps);
+}
+}  // namespace
 
 std::string SharedMemoryFitError(const DeviceLimits& limits, std::size_t smem) {
   if (smem <= limits.smem_per_block) return "";
-  const std::string whose = limits.name == "device"
-                                ? "this GPU"
-                                : "the " + limits.name + " profile (" + kProfileVariable + ")";
-  return std::to_string(smem) + " bytes of shared memory per block; " + whose + " allows " +
-         std::to_string(limits.smem_per_block);
+  return std::to_string(smem) + " bytes of shared memory per block; " + Whose(limits) +
+         " allows " + std::to_string(limits.smem_per_block);
+}
+
+std::string BlockFitError(const DeviceLimits& limits, int threads, std::size_t smem, int regs) {
+  const std::string block = "a block of " + std::to_string(threads) + " threads";
+  if (threads < 1 || threads > kMaxThreadsPerBlock) {
+    return block + "; a block holds 1 to " + std::to_string(kMaxThreadsPerBlock);
+  }
+  if (threads > limits.max_threads_per_sm) {
+    return block + "; " + Whose(limits) + " holds " + std::to_string(limits.max_threads_per_sm) +
+           " threads per SM";
+  }
+  std::string error = SharedMemoryFitError(limits, smem);
+  if (!error.empty()) return error;
+  const std::size_t per_sm = RoundUp(smem, kSharedAllocationUnit) + limits.smem_reserved_per_block;
+  if (per_sm > limits.smem_per_sm) {
+    return std::to_string(per_sm) + " bytes of shared memory per block with its reserve; " +
+           Whose(limits) + " has " + std::to_string(limits.smem_per_sm) + " per SM";
+  }
+  if (regs > 0 && BlockRegisters(threads, regs) > static_cast<std::size_t>(limits.regs_per_sm)) {
+    return block + " at " + std::to_string(regs) + " registers each (" +
+           std::to_string(BlockRegisters(threads, regs)) + " allocated); " + Whose(limits) +
+           " has " + std::to_string(limits.regs_per_sm) + " per SM";
+  }
+  return "";
 }
 
 int BlocksPerSmUnder(const DeviceLimits& limits, int threads, std::size_t smem, int regs) {
-  if (!FitsBlock(limits, threads, smem)) return 0;
+  if (!BlockFitError(limits, threads, smem, regs).empty()) return 0;
   const int warps = (threads + 31) / 32;
   int blocks = std::min(limits.max_blocks_per_sm, limits.max_threads_per_sm / (32 * warps));
   const std::size_t per_block =
@@ -154,9 +191,9 @@ int BlocksPerSmUnder(const DeviceLimits& limits, int threads, std::size_t smem, 
     blocks = std::min<int>(blocks, static_cast<int>(limits.smem_per_sm / per_block));
   }
   if (regs > 0) {
-    const int per_warp =
-        static_cast<int>(RoundUp(static_cast<std::size_t>(regs) * 32, kRegisterAllocationUnit));
-    blocks = std::min(blocks, limits.regs_per_sm / (per_warp * warps));
+    blocks = std::min<int>(
+        blocks, static_cast<int>(static_cast<std::size_t>(limits.regs_per_sm) /
+                                 BlockRegisters(threads, regs)));
   }
   return std::max(blocks, 0);
 }

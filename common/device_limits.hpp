@@ -93,6 +93,16 @@ bool FitsBlock(const DeviceLimits& limits, int threads, std::size_t smem);
 /// @param[in] smem shared memory per block, bytes
 std::string SharedMemoryFitError(const DeviceLimits& limits, std::size_t smem);
 
+/// Why one block of @p threads threads, @p smem bytes of shared memory (static plus dynamic) and
+/// @p regs registers per thread cannot run under @p limits, naming the first limit it breaks
+/// and whose it is (threads per block or per SM, shared memory per block or per SM, registers
+/// per SM); "" when it fits, which is exactly when `BlocksPerSmUnder` is at least 1.
+/// @param[in] limits the limits (`PlanningLimits()`)
+/// @param[in] threads threads per block
+/// @param[in] smem shared memory per block, bytes
+/// @param[in] regs registers per thread (0: not counted)
+std::string BlockFitError(const DeviceLimits& limits, int threads, std::size_t smem, int regs);
+
 /// @brief Blocks resident per SM under @p limits, by the occupancy calculator's rules: the least
 ///        of the thread, block, shared-memory and register limits (registers allocated per warp
 ///        in units of 256); 0 when one block does not fit.

@@ -47,6 +47,14 @@ void OptInSharedMemory(const void* kernel, std::size_t dynamic_bytes) {
   }
 }
 
+void RequireBlockFits(const void* kernel, int threads, std::size_t dynamic_bytes) {
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
+  const std::string error =
+      BlockFitError(PlanningLimits(), threads, attr.sharedSizeBytes + dynamic_bytes, attr.numRegs);
+  if (!error.empty()) throw std::logic_error(KernelName(kernel) + " cannot run " + error);
+}
+
 bool ProgrammaticLaunchAvailable(const void* kernel) {
   static std::mutex mutex;
   static std::map<std::pair<int, const void*>, int> ptx_versions;

@@ -24,6 +24,16 @@ namespace staged {
 /// @param[in] dynamic_bytes dynamic shared memory per block
 void OptInSharedMemory(const void* kernel, std::size_t dynamic_bytes);
 
+/// @brief Throws `std::logic_error` naming @p kernel, the limit and whose it is when a block of
+///        @p threads threads and @p dynamic_bytes of dynamic shared memory, with the kernel's
+///        compiled registers and static shared memory, cannot run under the planning limits
+///        (`BlockFitError`): under `STAGED_DEVICE_PROFILE` the launch the profiled GPU would
+///        refuse is refused here too. `ResidentBlocks` calls it for every plan it sizes.
+/// @param[in] kernel the `__global__` function, cast to `const void*`
+/// @param[in] threads threads per block
+/// @param[in] dynamic_bytes dynamic shared memory per block
+void RequireBlockFits(const void* kernel, int threads, std::size_t dynamic_bytes);
+
 /// @brief Whether @p kernel may be launched with programmatic stream serialization (it may start
 ///        before the previous grid of its stream has finished): the planning limits' compute
 ///        capability is 9.0 or newer *and* the kernel's code, as loaded for this GPU, was

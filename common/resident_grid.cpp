@@ -13,25 +13,28 @@
 
 #include "cuda_check.hpp"
 #include "device_limits.hpp"
+#include "launch_support.hpp"
 
 namespace staged {
 
 int SmCount() { return PlanningLimits().sm_count; }
 
 int BlocksPerSm(const void* kernel, int block_size, std::size_t dynamic_smem) {
+  const DeviceLimits limits = PlanningLimits();
+  const bool profiled = limits.name != "device";
+  // A profile: a block its GPU would refuse is refused, naming the kernel and the limit.
+  if (profiled) RequireBlockFits(kernel, block_size, dynamic_smem);
   int per_sm = 0;
   CUDA_CHECK(
       cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, block_size, dynamic_smem));
-  const DeviceLimits limits = PlanningLimits();
-  if (limits.name != "device") {
-    // A profile: no more blocks than its smaller SM would hold (its registers, threads, blocks
-    // and shared memory), with this kernel's compiled registers and static shared memory; at
-    // least one, so that a block no plan would choose for that GPU (a test's explicit one) runs.
+  if (profiled) {
+    // No more blocks than the profile's smaller SM would hold (its registers, threads, blocks and
+    // shared memory), with this kernel's compiled registers and static shared memory.
     cudaFuncAttributes attr{};
     CUDA_CHECK(cudaFuncGetAttributes(&attr, kernel));
-    const int modelled =
-        BlocksPerSmUnder(limits, block_size, attr.sharedSizeBytes + dynamic_smem, attr.numRegs);
-    per_sm = std::min(per_sm, std::max(modelled, 1));
+    per_sm = std::min(
+        per_sm,
+        BlocksPerSmUnder(limits, block_size, attr.sharedSizeBytes + dynamic_smem, attr.numRegs));
   }
   return per_sm;
 }

@@ -26,7 +26,8 @@ int SmCount();
 /// Blocks of @p block_size threads with @p dynamic_smem bytes of dynamic shared memory each that
 /// one SM of the current device holds at once (the occupancy query), and under a device profile
 /// no more than one SM of the profile's GPU would hold (`BlocksPerSmUnder` with the kernel's
-/// compiled registers and static shared memory; at least one, where the device holds one).
+/// compiled registers and static shared memory). Under a profile a block its GPU could not hold
+/// at all throws `std::logic_error` naming the kernel and the limit (`RequireBlockFits`).
 /// Not cached: for reports and tests, and for `ResidentBlocks`.
 /// @param[in] kernel the `__global__` function, cast to `const void*`
 /// @param[in] block_size threads per block

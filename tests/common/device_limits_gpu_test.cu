@@ -162,6 +162,33 @@ TEST_F(DeviceLimitsGpu, UnderEachProfileABlockPastItsSharedMemoryIsRefused) {
   }
 }
 
+TEST_F(DeviceLimitsGpu, UnderEachProfileAPlanPastTheProfiledSmIsRefused) {
+  // ResidentBlocks sizes every persistent grid: a block the profiled GPU could not hold (too many
+  // threads, or its shared memory with the kernel's static part) is refused with the kernel and
+  // the limit named, never planned as one block per SM.
+  const auto* kernel = reinterpret_cast<const void*>(SharedHolderKernel<40 * 1024>);
+  for (const DeviceLimits& profile : DeviceProfiles()) {
+    testing::ScopedDeviceProfile scoped(profile.name);
+    const DeviceLimits l = PlanningLimits();
+    for (const auto& [threads, dynamic] :
+         {std::pair<int, std::size_t>{1025, 0}, {256, l.smem_per_block - 40 * 1024 + 1}}) {
+      try {
+        ResidentBlocks(kernel, threads, dynamic);
+        ADD_FAILURE() << profile.name << ": " << threads << " threads and " << dynamic
+                      << " dynamic bytes were planned";
+      } catch (const std::logic_error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("SharedHolderKernel"), std::string::npos) << what;
+        EXPECT_NE(what.find(threads > 1024 ? "1 to 1024" : profile.name + " profile"),
+                  std::string::npos)
+            << what;
+      }
+    }
+    EXPECT_GE(ResidentBlocks(kernel, 256, 0), static_cast<unsigned>(SmCount())) << profile.name;
+    EXPECT_NO_THROW(RequireBlockFits(kernel, 1024, 0)) << profile.name;
+  }
+}
+
 TEST_F(DeviceLimitsGpu, ProgrammaticLaunchNeedsSm90AndCodeForIt) {
   const auto* kernel = reinterpret_cast<const void*>(WaitingKernel);
   cudaFuncAttributes attr{};

@@ -128,6 +128,54 @@ TEST(Occupancy, EachLimitCanBeTheBindingOne) {
   EXPECT_TRUE(FitsBlock(DeviceProfile("rtx3060"), 256, 99 * 1024));
 }
 
+// Each limit a block can break, named with whose limit it is.
+TEST(Occupancy, BlockFitErrorNamesTheLimitABlockBreaks) {
+  const DeviceLimits& t4 = DeviceProfile("t4");
+  EXPECT_EQ(BlockFitError(t4, 1024, 64 * 1024, 64), "");
+  EXPECT_EQ(BlockFitError(t4, 1025, 0, 0), "a block of 1025 threads; a block holds 1 to 1024");
+  EXPECT_EQ(BlockFitError(t4, 0, 0, 0), "a block of 0 threads; a block holds 1 to 1024");
+  EXPECT_EQ(BlockFitError(t4, 256, 64 * 1024 + 1, 32),
+            "65537 bytes of shared memory per block; the t4 profile (STAGED_DEVICE_PROFILE) "
+            "allows 65536");
+  // 1024 threads at 65 registers: 65 * 32 rounds to 2304 a warp, 73728 for 32 warps.
+  EXPECT_EQ(BlockFitError(t4, 1024, 0, 65),
+            "a block of 1024 threads at 65 registers each (73728 allocated); the t4 profile "
+            "(STAGED_DEVICE_PROFILE) has 65536 per SM");
+  DeviceLimits device = DeviceProfile("h200");
+  device.name = "device";
+  EXPECT_EQ(BlockFitError(device, 1024, 0, 64), "");
+  EXPECT_NE(BlockFitError(device, 1024, 0, 72).find("this GPU has 65536 per SM"),
+            std::string::npos);
+  // A profile whose SM holds fewer threads than a block may have.
+  DeviceLimits small = DeviceProfile("t4");
+  small.max_threads_per_sm = 768;
+  EXPECT_EQ(BlockFitError(small, 1024, 0, 0),
+            "a block of 1024 threads; the t4 profile (STAGED_DEVICE_PROFILE) holds 768 threads "
+            "per SM");
+  // The block fits the per-block limit but not the SM with the system's reserve.
+  small = DeviceProfile("rtx3060");
+  small.smem_per_sm = small.smem_per_block;
+  EXPECT_NE(BlockFitError(small, 256, small.smem_per_block, 0).find("per SM"), std::string::npos);
+}
+
+// BlockFitError is "" exactly when the occupancy model puts at least one block on an SM, under
+// every profile: a plan that passes the check is one the model can size.
+TEST(Occupancy, BlockFitErrorAgreesWithTheOccupancyModel) {
+  for (const DeviceLimits& l : DeviceProfiles()) {
+    for (int threads : {1, 32, 96, 256, 768, 1024, 1025}) {
+      for (std::size_t smem : {std::size_t{0}, std::size_t{48 * 1024}, l.smem_per_block - 1,
+                               l.smem_per_block, l.smem_per_block + 1}) {
+        for (int regs : {0, 32, 64, 65, 128, 255}) {
+          EXPECT_EQ(BlockFitError(l, threads, smem, regs).empty(),
+                    BlocksPerSmUnder(l, threads, smem, regs) >= 1)
+              << l.name << ": " << threads << " threads, " << smem << " bytes, " << regs
+              << " registers";
+        }
+      }
+    }
+  }
+}
+
 TEST(Occupancy, LaunchBoundRegisters) {
   // __launch_bounds__(256, 2): 65536 / 512 = 128; (1024, 1): 64; (256, 6): 42 -> 40.
   EXPECT_EQ(LaunchBoundRegisters(65536, 256, 2), 128);
