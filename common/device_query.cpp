@@ -3,12 +3,19 @@
  * @brief `staged_device_query`: prints the GPU and its measured peaks (copy and read bandwidth,
  *        FP32 rate) and what the timer charges an empty launch.
  *
+ * The table form also says whether the GPU has a kernel run-time limit (a display watchdog,
+ * `cudaDevAttrKernelExecTimeout`): the line `kernel time limit: yes|no`, which the GPU suite
+ * reads to skip its long sweep lines.
+ *
  * Exit codes as every executable: 0 printed, 2 bad usage, 3 CUDA error, 77 no usable GPU.
  * The tour and the GPU suite use it to tell whether kernels can run here.
  */
+#include <cuda_runtime_api.h>
+
 #include <iostream>
 
 #include "common/cli.hpp"
+#include "common/cuda_check.hpp"
 #include "common/device_info.hpp"
 #include "common/entry.hpp"
 #include "common/timing_caveats.hpp"
@@ -39,6 +46,12 @@ int main(int argc, char** argv) {
         std::cout << "an empty kernel under the timer (StreamGate, CUDA events): " << empty_us
                   << " us\n";
       }
+      int device = 0;
+      int limited = 0;
+      CUDA_CHECK(cudaGetDevice(&device));
+      CUDA_CHECK(cudaDeviceGetAttribute(&limited, cudaDevAttrKernelExecTimeout, device));
+      std::cout << "kernel time limit: " << (limited ? "yes" : "no")
+                << (limited ? " (a display watchdog may stop a long kernel)" : "") << "\n";
     }
     staged::PrintTimingCaveats(std::cerr);
     return staged::kExitOk;

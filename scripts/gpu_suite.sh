@@ -28,6 +28,11 @@
 # RUN_SERIAL: see scripts/check_test_labels.py), which ctest runs alone.
 # A sweep line whose program refuses it for want of device memory (exit 2, "... of device memory
 # but only ... is free") is listed in logs/bench_<chapter>_unfit.txt, not counted as a failure.
+# Long lines: a bench.args line that starts with "@long" has a GPU row past 50 ms on the H200
+# (seconds on a laptop GPU). Where the GPU has a kernel time limit (a display watchdog, which
+# staged_device_query reports) those lines are skipped and listed in
+# logs/bench_<chapter>_watchdog.txt, unless STAGED_WATCHDOG_OK=1; a line without the tag whose
+# GPU rows took more than 50 ms here is listed in logs/bench_<chapter>_long.txt.
 # Exit: 0 all passed, 1 something failed, 2 bad usage, 77 no usable GPU (found before building
 # where nvidia-smi, or the absence of any NVIDIA device node, says so).
 set -uo pipefail
@@ -102,6 +107,11 @@ if ! "$build/bin/staged_device_query" >"$out/logs/device.txt" 2>&1; then
   note device "no usable GPU"; exit 77
 fi
 note device "$(head -n1 "$out/logs/device.txt" | cut -c9-)"
+watchdog=0
+if grep -q "^kernel time limit: yes" "$out/logs/device.txt"; then
+  watchdog=1
+  note "kernel time limit" "yes: @long sweep lines skipped (STAGED_WATCHDOG_OK=1 runs them)"
+fi
 # The measured peaks and the timer's cost of an empty launch, as one CSV row (the ceilings every
 # page quotes come from this file).
 "$build/bin/staged_device_query" --format csv >"$out/results/device.csv" 2>"$out/logs/device_csv.err"
@@ -235,10 +245,17 @@ if [[ "${STAGED_SKIP_BENCH:-0}" != 1 ]]; then
     t0=$(date +%s)
     csv="$out/results/$ch.csv"
     : >"$csv"
-    ok=0; bad=0; unfit=0; i=0
+    ok=0; bad=0; unfit=0; skipped=0; long=0; i=0
     while read -r line; do
       [[ -z "$line" || "$line" == \#* ]] && continue
       i=$((i + 1))
+      tagged=0
+      if [[ "$line" == "@long "* ]]; then tagged=1; line=${line#@long }; fi
+      if (( tagged && watchdog )) && [[ "${STAGED_WATCHDOG_OK:-0}" != 1 ]]; then
+        skipped=$((skipped + 1))
+        echo "$line: a launch may outlast the display watchdog" >>"$out/logs/bench_${ch}_watchdog.txt"
+        continue
+      fi
       read -r -a words <<<"$line"
       exe=${words[0]}
       "$build/bin/$exe" "${words[@]:1}" --format csv >"$out/logs/bench_${ch}_$i.csv" \
@@ -254,12 +271,22 @@ if [[ "${STAGED_SKIP_BENCH:-0}" != 1 ]]; then
       else
         bad=$((bad + 1)); echo "exit $rc: $line" >>"$out/logs/bench_${ch}_failed.txt"
       fi
+      # The longest GPU row (median_ms, column 6) of an untagged line: past 50 ms it is listed.
+      if (( !tagged )); then
+        slowest=$(awk -F, 'NR > 1 && $2 !~ /^cpu/ && $6 + 0 > m { m = $6 + 0 } END { print m + 0 }' \
+          "$out/logs/bench_${ch}_$i.csv")
+        if awk -v m="$slowest" 'BEGIN { exit !(m > 50) }'; then
+          long=$((long + 1)); echo "$line: a GPU row of $slowest ms" >>"$out/logs/bench_${ch}_long.txt"
+        fi
+      fi
       if [[ ! -s "$csv" ]]; then head -n1 "$out/logs/bench_${ch}_$i.csv" >"$csv"; fi
       tail -n +2 "$out/logs/bench_${ch}_$i.csv" >>"$csv"
     done <"$args_file"
     rows=$(( $(wc -l <"$csv") - 1 ))
     unfit_note=""
     (( unfit > 0 )) && unfit_note=", $unfit too large for this GPU's memory (logs/bench_${ch}_unfit.txt)"
+    (( skipped > 0 )) && unfit_note+=", $skipped skipped for the kernel time limit (logs/bench_${ch}_watchdog.txt)"
+    (( long > 0 )) && unfit_note+=", $long untagged with a GPU row past 50 ms (logs/bench_${ch}_long.txt)"
     if (( bad > 0 )); then
       failures=$((failures + 1))
       note "bench $ch" "FAIL: $bad of $i runs failed, $rows rows$unfit_note ($(elapsed "$t0"))"
