@@ -28,7 +28,8 @@ constexpr int kMaxThreadsPerBlock = 1024;
 
 // Per compute capability, the CUDA C++ Programming Guide's "Technical Specifications per Compute
 // Capability" (shared memory per block after opting in and per SM, memory reserved per block,
-// threads, blocks and registers per SM); per product (SMs, L2), the document named beside it.
+// threads, blocks and registers per SM; for 12.0 also CCCL's cuda::arch traits of sm_120); per
+// product (SMs, L2), the document named beside it.
 const std::vector<DeviceLimits> kProfiles = {
     // name       cc  SMs  smem/block   smem/SM     reserved threads blocks regs   L2
     // Tesla T4 data sheet; Turing whitepaper (TU104 in the T4: 40 SMs, 4 MB L2)
@@ -46,6 +47,8 @@ const std::vector<DeviceLimits> kProfiles = {
     {"l4", 89, 58, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 48 * kMiB},
     // Ada whitepaper: GeForce RTX 4090, 128 SMs, 72 MB L2
     {"rtx4090", 89, 128, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 72 * kMiB},
+    // RTX Blackwell whitepaper: GeForce RTX 5090 (GB202), 21760 CUDA cores (170 SMs), 96 MB L2
+    {"rtx5090", 120, 170, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 32, 65536, 96 * kMiB},
     // A100 whitepaper: A100 SXM4, 108 SMs, 40 MB L2
     {"a100", 80, 108, 163 * kKiB, 164 * kKiB, 1 * kKiB, 2048, 32, 65536, 40 * kMiB},
     // H100 whitepaper: H100 SXM5, 132 SMs, 50 MB L2

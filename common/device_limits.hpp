@@ -6,8 +6,8 @@
  *
  * Every launcher plans with `PlanningLimits()`: the current GPU's own limits, or, when the
  * environment variable `STAGED_DEVICE_PROFILE` names a profile (`t4`, `rtx2080`, `rtx3060`,
- * `rtx3060-laptop`, `rtx4060-laptop`, `l4`, `rtx4090`, `a100`, `h100`, `h200`), that GPU's
- * published limits, each capped by the running GPU's. A profile makes
+ * `rtx3060-laptop`, `rtx4060-laptop`, `l4`, `rtx4090`, `rtx5090`, `a100`, `h100`, `h200`), that
+ * GPU's published limits, each capped by the running GPU's. A profile makes
  * a large GPU plan, launch and run the configurations a smaller one would get, so the tests of
  * those configurations run for real:
  *
@@ -53,8 +53,8 @@ inline constexpr std::size_t kDefaultSharedPerBlock = 48 * 1024;
 inline constexpr const char* kProfileVariable = "STAGED_DEVICE_PROFILE";
 
 /// The profiles, smallest GPU first within an architecture: `t4`, `rtx2080` (sm_75), `rtx3060`,
-/// `rtx3060-laptop` (sm_86), `rtx4060-laptop`, `l4`, `rtx4090` (sm_89), `a100` (sm_80), `h100`
-/// and `h200` (sm_90).
+/// `rtx3060-laptop` (sm_86), `rtx4060-laptop`, `l4`, `rtx4090` (sm_89), `rtx5090` (sm_120),
+/// `a100` (sm_80), `h100` and `h200` (sm_90).
 const std::vector<DeviceLimits>& DeviceProfiles();
 
 /// The profile named @p name; throws `UsageError` (listing the names) when there is none.
