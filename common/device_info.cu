@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <iterator>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -368,13 +370,26 @@ double MeasureEmptyLaunchUs(int reps) {
 }
 
 void RequireDeviceMemory(std::size_t bytes, const std::string& what) {
+  const char* need_only = std::getenv("STAGED_MEMORY_NEED_ONLY");
+  if (need_only != nullptr && std::string(need_only) == "1") {
+    std::cout << "memory need: " << bytes << " bytes (" << what << ")\n";
+    throw MemoryNeedReported(what);
+  }
   std::size_t free_bytes = 0;
   std::size_t total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  // Under a device profile, the profiled GPU's memory bounds what is free here too.
+  const DeviceLimits limits = PlanningLimits();
+  std::string whose;
+  if (limits.name != "device" && limits.memory_bytes < free_bytes) {
+    free_bytes = limits.memory_bytes;
+    whose = " (the " + limits.name + " profile's " +
+            FormatBytes(static_cast<double>(limits.memory_bytes)) + ")";
+  }
   if (bytes > free_bytes) {
     throw InputError(what + " needs " + FormatBytes(static_cast<double>(bytes)) +
                      " of device memory but only " + FormatBytes(static_cast<double>(free_bytes)) +
-                     " is free");
+                     " is free" + whose);
   }
 }
 

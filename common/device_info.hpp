@@ -91,8 +91,11 @@ double Fp32GflopsFromAttributes(const DeviceInfo& info);
 /// FP32 lanes per SM for a compute capability (64 or 128; 0 when unknown).
 int Fp32LanesPerSm(int cc_major, int cc_minor);
 
-/// Throws `InputError` (exit 2) naming @p what when @p bytes exceed the device's free memory.
-/// Call before allocating, so an oversized problem is refused before any work.
+/// Throws `InputError` (exit 2) naming @p what when @p bytes exceed the device's free memory;
+/// under `STAGED_DEVICE_PROFILE`, no more is free than the profiled GPU's memory. Call before
+/// allocating, so an oversized problem is refused before any work. With
+/// `STAGED_MEMORY_NEED_ONLY=1` it prints `memory need: <bytes> bytes (<what>)` to stdout and ends
+/// the run with exit 0 (`MemoryNeedReported`): what `scripts/memory_table.py` asks each program.
 void RequireDeviceMemory(std::size_t bytes, const std::string& what);
 
 /// Formats a byte count as "1.50 GiB" and the like.

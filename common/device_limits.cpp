@@ -18,6 +18,7 @@ namespace {
 
 constexpr std::size_t kKiB = 1024;
 constexpr std::size_t kMiB = 1024 * 1024;
+constexpr std::size_t kGiB = 1024 * kMiB;
 
 /// Shared memory is allocated to blocks in units of this many bytes.
 constexpr std::size_t kSharedAllocationUnit = 128;
@@ -29,32 +30,33 @@ constexpr int kMaxThreadsPerBlock = 1024;
 // Per compute capability, the CUDA C++ Programming Guide's "Technical Specifications per Compute
 // Capability" (shared memory per block after opting in and per SM, memory reserved per block,
 // threads, blocks and registers per SM; for 12.0 also CCCL's cuda::arch traits of sm_120); per
-// product (SMs, L2), the document named beside it.
+// product (SMs, L2, memory: the data sheet's GB, taken as GiB as the GPUs report them), the
+// document named beside it.
 const std::vector<DeviceLimits> kProfiles = {
-    // name       cc  SMs  smem/block   smem/SM     reserved threads blocks regs   L2
+    // name       cc  SMs  smem/block   smem/SM     reserved threads blocks regs   L2   memory
     // Tesla T4 data sheet; Turing whitepaper (TU104 in the T4: 40 SMs, 4 MB L2)
-    {"t4", 75, 40, 64 * kKiB, 64 * kKiB, 0, 1024, 16, 65536, 4 * kMiB},
+    {"t4", 75, 40, 64 * kKiB, 64 * kKiB, 0, 1024, 16, 65536, 4 * kMiB, 16 * kGiB},
     // Turing whitepaper: GeForce RTX 2080 (TU104), 46 SMs, 4 MB L2
-    {"rtx2080", 75, 46, 64 * kKiB, 64 * kKiB, 0, 1024, 16, 65536, 4 * kMiB},
+    {"rtx2080", 75, 46, 64 * kKiB, 64 * kKiB, 0, 1024, 16, 65536, 4 * kMiB, 8 * kGiB},
     // GeForce RTX 3060 desktop specifications: 3584 CUDA cores (28 SMs); GA106: 3 MB L2
-    {"rtx3060", 86, 28, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB},
+    {"rtx3060", 86, 28, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB, 12 * kGiB},
     // GeForce RTX 3060 laptop GPU specifications: 3840 CUDA cores (30 SMs); GA106: 3 MB L2
-    {"rtx3060-laptop", 86, 30, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB},
+    {"rtx3060-laptop", 86, 30, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB, 6 * kGiB},
     // GeForce RTX 4060 laptop GPU specifications: 3072 CUDA cores (24 SMs); Ada whitepaper
     // (AD107): 32 MB L2
-    {"rtx4060-laptop", 89, 24, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 32 * kMiB},
+    {"rtx4060-laptop", 89, 24, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 32 * kMiB, 8 * kGiB},
     // NVIDIA L4 data sheet: 7424 CUDA cores (58 SMs), 48 MB L2
-    {"l4", 89, 58, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 48 * kMiB},
+    {"l4", 89, 58, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 48 * kMiB, 24 * kGiB},
     // Ada whitepaper: GeForce RTX 4090, 128 SMs, 72 MB L2
-    {"rtx4090", 89, 128, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 72 * kMiB},
+    {"rtx4090", 89, 128, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 72 * kMiB, 24 * kGiB},
     // RTX Blackwell whitepaper: GeForce RTX 5090 (GB202), 21760 CUDA cores (170 SMs), 96 MB L2
-    {"rtx5090", 120, 170, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 32, 65536, 96 * kMiB},
+    {"rtx5090", 120, 170, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 32, 65536, 96 * kMiB, 32 * kGiB},
     // A100 whitepaper: A100 SXM4, 108 SMs, 40 MB L2
-    {"a100", 80, 108, 163 * kKiB, 164 * kKiB, 1 * kKiB, 2048, 32, 65536, 40 * kMiB},
+    {"a100", 80, 108, 163 * kKiB, 164 * kKiB, 1 * kKiB, 2048, 32, 65536, 40 * kMiB, 40 * kGiB},
     // H100 whitepaper: H100 SXM5, 132 SMs, 50 MB L2
-    {"h100", 90, 132, 227 * kKiB, 228 * kKiB, 1 * kKiB, 2048, 32, 65536, 50 * kMiB},
+    {"h100", 90, 132, 227 * kKiB, 228 * kKiB, 1 * kKiB, 2048, 32, 65536, 50 * kMiB, 80 * kGiB},
     // H200 data sheet: 132 SMs; L2 as the H200 reports it (60 MiB)
-    {"h200", 90, 132, 227 * kKiB, 228 * kKiB, 1 * kKiB, 2048, 32, 65536, 60 * kMiB},
+    {"h200", 90, 132, 227 * kKiB, 228 * kKiB, 1 * kKiB, 2048, 32, 65536, 60 * kMiB, 141 * kGiB},
 };
 
 std::size_t RoundUp(std::size_t x, std::size_t unit) { return (x + unit - 1) / unit * unit; }
@@ -91,6 +93,7 @@ DeviceLimits CapLimits(const DeviceLimits& profile, const DeviceLimits& device) 
   l.max_blocks_per_sm = std::min(profile.max_blocks_per_sm, device.max_blocks_per_sm);
   l.regs_per_sm = std::min(profile.regs_per_sm, device.regs_per_sm);
   l.l2_bytes = std::min(profile.l2_bytes, device.l2_bytes);
+  l.memory_bytes = std::min(profile.memory_bytes, device.memory_bytes);
   return l;
 }
 
@@ -117,6 +120,8 @@ DeviceLimits QueryDeviceLimits(int device) {
   l.max_blocks_per_sm = Attribute(cudaDevAttrMaxBlocksPerMultiprocessor, device);
   l.regs_per_sm = Attribute(cudaDevAttrMaxRegistersPerMultiprocessor, device);
   l.l2_bytes = static_cast<std::size_t>(Attribute(cudaDevAttrL2CacheSize, device));
+  std::size_t free_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &l.memory_bytes));
   std::lock_guard<std::mutex> lock(mutex);
   cache.emplace(device, l);
   return l;

@@ -43,6 +43,7 @@ struct DeviceLimits {
   int max_blocks_per_sm = 0;                ///< resident blocks per SM
   int regs_per_sm = 0;                      ///< 32-bit registers per SM
   std::size_t l2_bytes = 0;                 ///< L2 cache
+  std::size_t memory_bytes = 0;             ///< device memory (a profile's: its data sheet's GB)
 };
 
 /// Shared memory a block may use without opting in (`cudaFuncAttributeMaxDynamicSharedMemorySize`

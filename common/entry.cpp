@@ -18,6 +18,8 @@ int RunMain(int argc, char** argv, const std::function<int(int, char**)>& body, 
   if (slash != std::string::npos) program = program.substr(slash + 1);
   try {
     return body(argc, argv);
+  } catch (const MemoryNeedReported&) {
+    return kExitOk;
   } catch (const UsageError& e) {
     err << program << ": usage error: " << e.what() << "\n";
     return kExitUsage;

@@ -33,6 +33,13 @@ class InputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Not an error: under `STAGED_MEMORY_NEED_ONLY=1` a run stops once it has said the device memory
+/// it needs (`RequireDeviceMemory`). Exit code 0.
+class MemoryNeedReported : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// A computed result differs from its reference. Exit code 1.
 class VerificationError : public std::runtime_error {
  public:
