@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
+#include "common/device_info.hpp"
+#include "common/errors.hpp"
 #include "common/device_limits.hpp"
 #include "common/launch_support.hpp"
 #include "common/resident_grid.hpp"
@@ -187,6 +190,22 @@ TEST_F(DeviceLimitsGpu, UnderEachProfileAPlanPastTheProfiledSmIsRefused) {
     EXPECT_GE(ResidentBlocks(kernel, 256, 0), static_cast<unsigned>(SmCount())) << profile.name;
     EXPECT_NO_THROW(RequireBlockFits(kernel, 1024, 0)) << profile.name;
   }
+}
+
+TEST_F(DeviceLimitsGpu, UnderAProfileNoMoreMemoryIsFreeThanThatGpuHas) {
+  testing::ScopedDeviceProfile laptop("rtx3060-laptop");  // a 6 GB card
+  EXPECT_NO_THROW(RequireDeviceMemory(std::size_t{1} << 30, "1 GiB"));
+  try {
+    RequireDeviceMemory(std::size_t{7} << 30, "7 GiB");
+    ADD_FAILURE() << "7 GiB were free under a 6 GB profile";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("of device memory but only 6.00 GiB is free"), std::string::npos) << what;
+    EXPECT_NE(what.find("rtx3060-laptop profile"), std::string::npos) << what;
+  }
+  ::setenv("STAGED_MEMORY_NEED_ONLY", "1", 1);
+  EXPECT_THROW(RequireDeviceMemory(std::size_t{7} << 30, "7 GiB"), MemoryNeedReported);
+  ::unsetenv("STAGED_MEMORY_NEED_ONLY");
 }
 
 TEST_F(DeviceLimitsGpu, ProgrammaticLaunchNeedsSm90AndCodeForIt) {
