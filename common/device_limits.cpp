@@ -41,10 +41,12 @@ const std::vector<DeviceLimits> kProfiles = {
     // GeForce RTX 3060 desktop specifications: 3584 CUDA cores (28 SMs); GA106: 3 MB L2
     {"rtx3060", 86, 28, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB, 12 * kGiB},
     // GeForce RTX 3060 laptop GPU specifications: 3840 CUDA cores (30 SMs); GA106: 3 MB L2
-    {"rtx3060-laptop", 86, 30, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB, 6 * kGiB},
+    {"rtx3060-laptop", 86, 30, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB,
+     6 * kGiB},
     // GeForce RTX 4060 laptop GPU specifications: 3072 CUDA cores (24 SMs); Ada whitepaper
     // (AD107): 32 MB L2
-    {"rtx4060-laptop", 89, 24, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 32 * kMiB, 8 * kGiB},
+    {"rtx4060-laptop", 89, 24, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 32 * kMiB,
+     8 * kGiB},
     // NVIDIA L4 data sheet: 7424 CUDA cores (58 SMs), 48 MB L2
     {"l4", 89, 58, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 48 * kMiB, 24 * kGiB},
     // Ada whitepaper: GeForce RTX 4090, 128 SMs, 72 MB L2
@@ -161,8 +163,8 @@ std::size_t BlockRegisters(int threads, int regs) {
 
 std::string SharedMemoryFitError(const DeviceLimits& limits, std::size_t smem) {
   if (smem <= limits.smem_per_block) return "";
-  return std::to_string(smem) + " bytes of shared memory per block; " + Whose(limits) +
-         " allows " + std::to_string(limits.smem_per_block);
+  return std::to_string(smem) + " bytes of shared memory per block; " + Whose(limits) + " allows " +
+         std::to_string(limits.smem_per_block);
 }
 
 std::string BlockFitError(const DeviceLimits& limits, int threads, std::size_t smem, int regs) {
@@ -199,9 +201,8 @@ int BlocksPerSmUnder(const DeviceLimits& limits, int threads, std::size_t smem, 
     blocks = std::min<int>(blocks, static_cast<int>(limits.smem_per_sm / per_block));
   }
   if (regs > 0) {
-    blocks = std::min<int>(
-        blocks, static_cast<int>(static_cast<std::size_t>(limits.regs_per_sm) /
-                                 BlockRegisters(threads, regs)));
+    blocks = std::min<int>(blocks, static_cast<int>(static_cast<std::size_t>(limits.regs_per_sm) /
+                                                    BlockRegisters(threads, regs)));
   }
   return std::max(blocks, 0);
 }
