@@ -93,6 +93,7 @@ std::string Cluster::NcclVersion() {
 Workspace::Workspace(const Cluster& cluster, std::size_t capacity) {
   const int k = cluster.size();
   ranks_.resize(static_cast<std::size_t>(k));
+  for (int g = 0; g < k; ++g) devices_.push_back(cluster.device(g));
   for (int g = 0; g < k; ++g) {
     CUDA_CHECK(cudaSetDevice(cluster.device(g)));
     Rank& r = rank(g);
@@ -107,7 +108,13 @@ Workspace::Workspace(const Cluster& cluster, std::size_t capacity) {
   CUDA_CHECK(cudaSetDevice(cluster.device(0)));
 }
 
-Workspace::~Workspace() = default;
+Workspace::~Workspace() {
+  for (std::size_t g = 0; g < ranks_.size(); ++g) {
+    cudaSetDevice(devices_[g]);
+    ranks_[g] = Rank{};
+  }
+  if (!devices_.empty()) cudaSetDevice(devices_[0]);
+}
 
 void Workspace::ReserveInput(const Cluster& cluster, int g, std::size_t n) {
   Rank& r = rank(g);

@@ -123,6 +123,7 @@ class Workspace {
 
  private:
   std::vector<Rank> ranks_;
+  std::vector<int> devices_;  // each rank's buffers are freed with its device current
 };
 
 /// Host wall-clock milliseconds of each step of the last `Sort` that was given a `Steps*`, every
