@@ -3,8 +3,9 @@
 # compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over common/sanitize.args and
 # each chapter's sanitize.args (lines "<executable in build/bin> <args>", or a path relative to the
 # build dir such as tests/common_gpu_tests, run with its arguments as listed; leading VAR=value
-# words set the environment of that run; STAGED_SKIP_PEAKS=1 unless a line says otherwise; a
-# leading "@tools=a,b" runs the line under those tools only), and the benchmark sweep of each
+# words set the environment of that run; STAGED_SKIP_PEAKS=1 unless a line says otherwise;
+# STAGED_SANITIZER_API_ERRORS=no there makes the tool leave out CUDA API errors; a leading
+# "@tools=a,b" runs the line under those tools only), and the benchmark sweep of each
 # chapter's bench.args. Writes logs and CSV under
 # OUTDIR and prints a short pass/fail table last.
 #
@@ -173,6 +174,12 @@ sanitize_one() {  # tool chapter index exe args...
   # (chapter 03's counts: memcheck then checks each piece of the allocation on its own).
   local nvtx=()
   [[ "${STAGED_SANITIZE_NVTX:-0}" == 1 ]] && nvtx=(--nvtx yes)
+  # A line's STAGED_SANITIZER_API_ERRORS=no: the tool leaves out CUDA API errors (a library that
+  # probes the GPU, as NCCL does for kernels it has no image for, returns errors it handles).
+  local v
+  for v in "${vars[@]}"; do
+    [[ "$v" == STAGED_SANITIZER_API_ERRORS=no ]] && nvtx+=(--report-api-errors no)
+  done
   local args=() input=/dev/null
   while (( $# )); do  # "< file" in an args line feeds that file (relative to the repo) to stdin
     if [[ "$1" == "<" ]]; then input="$root/$2"; shift 2; else args+=("$1"); shift; fi

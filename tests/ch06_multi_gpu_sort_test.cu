@@ -15,6 +15,7 @@
 #include "chapters/03_mppsort/workspace.hpp"
 #include "chapters/06_multi_gpu_sort/cpu.hpp"
 #include "chapters/06_multi_gpu_sort/msort.cuh"
+#include "chapters/06_multi_gpu_sort/partition.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
 #include "gpu_test.hpp"
@@ -139,6 +140,60 @@ INSTANTIATE_TEST_SUITE_P(Gpus, Ch06Sort, ::testing::Values(1, 2, 4, 8),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return "K" + std::to_string(info.param);
                          });
+
+// Steps 1 and 3 on one GPU for 2 to 8 destinations (on a machine with one GPU the sort itself
+// never partitions): the sample at the modelled positions, and each destination's run holding
+// exactly the keys the splitters give it, across block boundaries (16384 keys a block).
+class Ch06Partition : public staged::testing::GpuTest {};
+
+TEST_F(Ch06Partition, SampleAndRunsMatchTheModel) {
+  const std::uint64_t first = 12345;  // this GPU's keys start at that global position
+  const std::uint64_t seed = 77;
+  for (std::size_t n :
+       {std::size_t{1}, std::size_t{16383}, std::size_t{16385}, std::size_t{300007}}) {
+    for (const testing::Input& in : testing::AllInputs(n, 9)) {
+      staged::DeviceBuffer<std::uint32_t> keys(in.keys);
+      staged::DeviceBuffer<Tagged> sample(kSamplesPerGpu);
+      partition::Sample(keys.data(), n, first, seed, sample.data(), nullptr);
+      const std::vector<Tagged> got = sample.ToHost();
+      for (std::uint64_t j = 0; j < got.size(); ++j) {
+        const std::uint64_t i = SamplePosition(j, kSamplesPerGpu, n, seed);
+        ASSERT_EQ(got[j].position, first + i) << in.name << ", n = " << n << ", sample " << j;
+        ASSERT_EQ(got[j].key, in.keys[i]) << in.name << ", n = " << n << ", sample " << j;
+      }
+      for (int k : {2, 3, 8}) {
+        const std::vector<Tagged> splitters = ChooseSplitters(got, k);
+        staged::DeviceBuffer<Tagged> d_splitters(splitters);
+        staged::DeviceBuffer<std::uint32_t> out(n);
+        staged::DeviceBuffer<std::uint64_t> block_counts(2 * partition::Blocks(n) * k);
+        staged::DeviceBuffer<unsigned char> temp(partition::ScanTempBytes(n, k));
+        staged::DeviceBuffer<std::uint64_t> counts(k);
+        out.FillBytes(0xAB);
+        partition::Partition(keys.data(), n, first, d_splitters.data(), k, out.data(),
+                             block_counts.data(), temp.data(), temp.size(), counts.data(), nullptr);
+        std::vector<std::vector<std::uint32_t>> runs(static_cast<std::size_t>(k));
+        for (std::size_t i = 0; i < n; ++i) {
+          runs[static_cast<std::size_t>(Bucket(in.keys[i], first + i, splitters.data(), k - 1))]
+              .push_back(in.keys[i]);
+        }
+        const std::vector<std::uint64_t> c = counts.ToHost();
+        const std::vector<std::uint32_t> o = out.ToHost();
+        std::size_t at = 0;
+        for (int d = 0; d < k; ++d) {
+          auto& want = runs[static_cast<std::size_t>(d)];
+          ASSERT_EQ(c[static_cast<std::size_t>(d)], want.size())
+              << in.name << ", n = " << n << ", k = " << k << ", run " << d;
+          std::vector<std::uint32_t> run(o.begin() + static_cast<std::ptrdiff_t>(at),
+                                         o.begin() + static_cast<std::ptrdiff_t>(at + want.size()));
+          std::sort(run.begin(), run.end());
+          std::sort(want.begin(), want.end());
+          ASSERT_EQ(run, want) << in.name << ", n = " << n << ", k = " << k << ", run " << d;
+          at += want.size();
+        }
+      }
+    }
+  }
+}
 
 class Ch06Cluster : public staged::testing::GpuTest {};
 

@@ -73,6 +73,17 @@ Result Sort(const Cluster& c, const std::vector<Shard>& shards, Workspace& ws, s
   CheckShards(c, shards);
   const int k = c.size();
   const auto K = static_cast<std::size_t>(k);
+  if (k == 1) {  // one GPU: no splitters, nothing to exchange; chapter 03's sort of the shard
+    auto t = std::chrono::steady_clock::now();
+    ws.ReserveOutput(c, 0, shards[0].n);
+    CUDA_CHECK(cudaSetDevice(c.device(0)));
+    if (shards[0].n > 0) {
+      ch03::optimized::Sort(shards[0].keys, ws.rank(0).sorted.data(), shards[0].n, *ws.rank(0).sort,
+                            c.stream(0));
+    }
+    if (steps) *steps = Steps{0, 0, 0, StepMs(c, t), 0};
+    return Result{{ws.rank(0).sorted.data()}, {shards[0].n}, {0}};
+  }
   std::vector<std::uint64_t> first(K, 0);
   for (std::size_t g = 1; g < K; ++g) first[g] = first[g - 1] + shards[g - 1].n;
   auto t = std::chrono::steady_clock::now();

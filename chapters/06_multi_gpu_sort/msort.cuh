@@ -16,6 +16,7 @@
  *   4. exchange: the k x k counts all-gathered (`ncclAllGather`), then every run sent to its GPU
  *      (`ncclSend`/`ncclRecv` in one group);
  *   5. sort: each GPU sorts what it received with chapter 03's sort.
+ * With one GPU the sort is chapter 03's sort of its keys: no sample, partition or exchange.
  *
  * @code
  * ch06::Cluster cluster(ch06::Cluster::AllGpus());

@@ -31,9 +31,15 @@ inline constexpr int kMaxGpus = 8;
 /// of the true ones).
 inline constexpr int kSamplesPerGpu = 4096;
 
-/// A key and its global position: the total order the splitters cut.
+/// A key and its global position: the total order the splitters cut. The 4 bytes between the
+/// two are a member, written as 0, so that a copy of a sample reads no uninitialised byte.
 struct Tagged {
+  Tagged() = default;
+  /// @param[in] k the key
+  /// @param[in] p its global position
+  CH06_HD Tagged(std::uint32_t k, std::uint64_t p) : key(k), unused(0), position(p) {}
   std::uint32_t key;       ///< the key
+  std::uint32_t unused;    ///< always 0
   std::uint64_t position;  ///< offset of its GPU's keys + its index there
 };
 
