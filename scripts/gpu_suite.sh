@@ -28,7 +28,8 @@
 # Tests run STAGED_CTEST_JOBS at a time, except those that time the GPU (label timing,
 # RUN_SERIAL: see scripts/check_test_labels.py), which ctest runs alone.
 # A sweep line whose program refuses it for want of device memory (exit 2, "... of device memory
-# but only ... is free") is listed in logs/bench_<chapter>_unfit.txt, not counted as a failure.
+# but only ... is free") or of GPUs (chapter 06's "--gpus 8: this machine has 1 GPU(s); ...") is
+# listed in logs/bench_<chapter>_unfit.txt, not counted as a failure.
 # Long lines: a bench.args line that starts with "@long" has a GPU row past 50 ms on the H200
 # (seconds on a laptop GPU). Where the GPU has a kernel time limit (a display watchdog, which
 # staged_device_query reports) those lines are skipped and listed in
@@ -271,8 +272,10 @@ if [[ "${STAGED_SKIP_BENCH:-0}" != 1 ]]; then
       rc=$?
       if (( rc == 0 )); then
         ok=$((ok + 1))
-      elif (( rc == 2 )) && grep -q "of device memory but only" "$out/logs/bench_${ch}_$i.err"; then
-        # A line this GPU's memory cannot hold: said, not failed; the sweep goes on.
+      elif (( rc == 2 )) && grep -qE "of device memory but only|GPU\(s\); a sort spans" \
+          "$out/logs/bench_${ch}_$i.err"; then
+        # A line this machine cannot hold (its GPUs' memory, or more GPUs than it has): said,
+        # not failed; the sweep goes on.
         unfit=$((unfit + 1))
         echo "$line: $(tail -n1 "$out/logs/bench_${ch}_$i.err")" >>"$out/logs/bench_${ch}_unfit.txt"
       else
@@ -291,7 +294,7 @@ if [[ "${STAGED_SKIP_BENCH:-0}" != 1 ]]; then
     done <"$args_file"
     rows=$(( $(wc -l <"$csv") - 1 ))
     unfit_note=""
-    (( unfit > 0 )) && unfit_note=", $unfit too large for this GPU's memory (logs/bench_${ch}_unfit.txt)"
+    (( unfit > 0 )) && unfit_note=", $unfit too large for this machine (logs/bench_${ch}_unfit.txt)"
     (( skipped > 0 )) && unfit_note+=", $skipped skipped for the kernel time limit (logs/bench_${ch}_watchdog.txt)"
     (( long > 0 )) && unfit_note+=", $long untagged with a GPU row past 50 ms (logs/bench_${ch}_long.txt)"
     if (( bad > 0 )); then
