@@ -16,11 +16,13 @@
 #include <cstdint>
 #include <vector>
 
+/// @cond
 #ifdef __CUDACC__
 #define CH06_HD __host__ __device__
 #else
 #define CH06_HD
 #endif
+/// @endcond
 
 namespace ch06 {
 
