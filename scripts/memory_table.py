@@ -20,6 +20,7 @@ Usage: memory_table.py --measure [--build build] [--out docs/results/memory.csv]
 """
 import argparse
 import csv
+import io
 import os
 import pathlib
 import re
@@ -97,9 +98,11 @@ def largest_fitting(sizes, need_of, budget):
 
 
 def measure(build, out):
-    gpu = subprocess.run([str(build / "bin" / "staged_device_query")], capture_output=True,
-                         text=True).stdout.splitlines()
-    gpu = gpu[0].split(":", 1)[1].split(",")[0].strip() if gpu else "?"
+    query = subprocess.run([str(build / "bin" / "staged_device_query"), "--format", "csv"],
+                           env=dict(os.environ, STAGED_SKIP_PEAKS="1"), capture_output=True,
+                           text=True)
+    rows = list(csv.DictReader(io.StringIO(query.stdout)))
+    gpu = rows[0]["name"] if query.returncode == 0 and rows else "?"
     rows = []
     for chapter, exe, args, what, grid in PROGRAMS:
         cache = {}
