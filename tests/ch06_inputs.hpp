@@ -19,7 +19,8 @@ struct Input {
   std::vector<std::uint32_t> keys;
 };
 
-/// Every distribution and every adversary of chapter 03, @p n keys each.
+/// Every distribution and every adversary of chapter 03, and one against the sample's placement,
+/// @p n keys each.
 inline std::vector<Input> AllInputs(std::size_t n, std::uint64_t seed) {
   std::vector<Input> inputs;
   for (staged::Distribution d : staged::AllDistributions()) {
@@ -29,6 +30,16 @@ inline std::vector<Input> AllInputs(std::size_t n, std::uint64_t seed) {
        {ch03::Adversary::kPowers, ch03::Adversary::kSpike, ch03::Adversary::kOutlier}) {
     inputs.push_back({"adversary:" + ch03::AdversaryName(a), ch03::AdversarialKeys(n, a, seed)});
   }
+  // Every 32nd key 0, the others large: a sample taken at the start of each stratum (a multiple
+  // of 32 keys wide at 2^20 keys) would see only the zeros and send almost every key to the last
+  // GPU. The hashed place within the stratum sees the input as it is.
+  std::vector<std::uint32_t> strided(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    strided[i] =
+        i % 32 == 0 ? 0u
+                    : 1u + static_cast<std::uint32_t>(staged::SplitMix64(seed + i) % 0xFFFFFFFEull);
+  }
+  inputs.push_back({"strided", std::move(strided)});
   return inputs;
 }
 
