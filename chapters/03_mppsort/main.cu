@@ -106,20 +106,18 @@ void DescribeLevels(ch03::optimized::Workspace& ws, const std::string& name, std
 /// row of its contract, measured here. Returns the fastest DoubleBuffer row.
 std::string TimeLibrary(ch03::Driver& d) {
   ch03::library::Workspace ws(d.n());
-  std::string keeps, dbuf;
-  double keeps_ms = 0, dbuf_ms = 0;
+  std::vector<std::string> keeping, overwriting;  // the rows of each contract
   for (const ch03::library::CubEntry& e : ch03::library::CubEntries()) {
     if (!ch03::library::CountHolds(d.n(), e.wide_count)) continue;
-    double ms;
     if (e.keeps_input) {
-      ms = d.Run(
+      d.Run(
           e.row,
           [&](cudaStream_t st) {
             ch03::library::CubSortKeys(d.in(), d.out(), d.n(), e.wide_count, ws, st);
           },
           d.gated());
     } else {
-      ms = d.RunInPlace(
+      d.RunInPlace(
           e.row,
           [&](cudaStream_t st) {
             return ch03::library::CubSortDoubleBuffer(d.keys(), d.out(), d.n(), e.wide_count, ws,
@@ -127,13 +125,10 @@ std::string TimeLibrary(ch03::Driver& d) {
           },
           d.gated());
     }
-    std::string& best = e.keeps_input ? keeps : dbuf;
-    double& best_ms = e.keeps_input ? keeps_ms : dbuf_ms;
-    if (best.empty() || ms < best_ms) {
-      best = e.row;
-      best_ms = ms;
-    }
+    (e.keeps_input ? keeping : overwriting).push_back(e.row);
   }
+  const std::string keeps = d.report().FastestOf(keeping);
+  const std::string dbuf = d.report().FastestOf(overwriting);
   d.report().SetLibraryVariant(keeps);
   for (const ch03::library::CubEntry& e : ch03::library::CubEntries()) {
     if (!e.keeps_input) d.report().SetLibraryRef(e.row, dbuf);
