@@ -93,8 +93,7 @@ TEST(Ch04TensorBound, AllowsTruncatedSumsAndStaysBelowADroppedKTile) {
 
 TEST(Ch04TensorBound, FiguresOfTheTensorCorePage) {
   // tensor_cores.md derives these by hand; they must stay what the code computes.
-  EXPECT_NEAR(tensor::AccumulationScale(8192), 30 * std::sqrt(8192.0) * std::ldexp(1.0, -24),
-              1e-7);
+  EXPECT_NEAR(tensor::AccumulationScale(8192), 30 * std::sqrt(8192.0) * std::ldexp(1.0, -24), 1e-7);
   EXPECT_NEAR(tensor::AccumulationScale(8192), 1.6e-4, 0.05e-4);
   EXPECT_NEAR(tensor::AccumulationScale(8192) * 8192 / 4, 0.33, 0.005);
   EXPECT_NEAR(tensor::InputRoundingScale(Precision::kTf32), 4e-3, 0.1e-3);
@@ -187,8 +186,9 @@ std::uint32_t IdB(int k, int col) { return static_cast<std::uint32_t>(k * 128 + 
 
 /// A k-tile of shared memory as bytes, filled by the copies of all 256 threads.
 struct Tile {
-  std::vector<std::uint8_t> bytes = std::vector<std::uint8_t>(L::kTileBytes, 0);
-  std::vector<int> writes = std::vector<int>(L::kTileBytes / 16, 0);  // per 16-byte chunk
+  explicit Tile(int size) : bytes(size, 0), writes(size / 16, 0) {}
+  std::vector<std::uint8_t> bytes;
+  std::vector<int> writes;  // per 16-byte chunk
   template <typename E>
   void Put(int offset, E value) {
     std::memcpy(&bytes[offset], &value, sizeof value);
@@ -201,15 +201,16 @@ struct Tile {
   }
 };
 
-/// A tile as the kernel's copies leave it: copy idx brings chunk @p chunk_of(idx) to
-/// @p offset_of(row, chunk), its values ids @p id(row, column) of @p elem_bytes bytes (4: TF32,
-/// 2: BF16). Also checks that every chunk is written once and that no 8-lane phase of a copy hits
-/// a bank group twice.
+/// A tile of @p copies 16-byte copies per thread as the kernel's copies leave it: copy idx
+/// brings chunk @p chunk_of(idx) to @p offset_of(row, chunk), its values ids @p id(row, column)
+/// of @p elem_bytes bytes (4: TF32, 2: BF16). Also checks that every chunk is written once and
+/// that no 8-lane phase of a copy hits a bank group twice.
 template <typename ChunkOf, typename OffsetOf, typename Id>
-Tile Fill(int elem_bytes, ChunkOf chunk_of, OffsetOf offset_of, Id id, const char* what) {
-  Tile t;
+Tile Fill(int copies, int elem_bytes, ChunkOf chunk_of, OffsetOf offset_of, Id id,
+          const char* what) {
+  Tile t(copies * L::kThreads * 16);
   const int per_chunk = 16 / elem_bytes;
-  for (int i = 0; i < L::kChunksPerThread; ++i) {
+  for (int i = 0; i < copies; ++i) {
     for (int warp = 0; warp < L::kThreads / 32; ++warp) {
       for (int phase = 0; phase < 4; ++phase) {
         std::set<int> groups;
@@ -235,13 +236,16 @@ Tile Fill(int elem_bytes, ChunkOf chunk_of, OffsetOf offset_of, Id id, const cha
   return t;
 }
 
-/// A's tile in either precision.
-Tile FillA(int elem_bytes) { return Fill(elem_bytes, L::CopyChunkA, L::OffsetA, IdA, "A"); }
+/// A's tile of geometry @p G in either precision.
+template <class G>
+Tile FillA(int elem_bytes) {
+  return Fill(G::kCopiesA, elem_bytes, L::CopyChunkA, L::OffsetA, IdA, "A");
+}
 
 /// B's tile.
 template <int kElemBytes>
 Tile FillB() {
-  return Fill(kElemBytes, L::CopyChunkB<kElemBytes>, L::OffsetB<kElemBytes>, IdB, "B");
+  return Fill(L::kCopiesB, kElemBytes, L::CopyChunkB<kElemBytes>, L::OffsetB<kElemBytes>, IdB, "B");
 }
 
 /// The byte address lane @p lane hands ldmatrix for A; checks each matrix's 8 rows for conflicts.
@@ -282,22 +286,24 @@ void ExpectFragmentsA(const Tile& a, int elem_bytes, int warp_m, int ks) {
   }
 }
 
-TEST(Ch04MmaLayout, Tf32FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
-  const Tile a = FillA(4);
+/// TF32 fragments of every warp of geometry @p G.
+template <class G>
+void ExpectTf32Fragments() {
+  const Tile a = FillA<G>(4);
   const Tile b = FillB<4>();
   for (int warp = 0; warp < L::kThreads / 32; ++warp) {
-    const int warp_m = warp / L::kWarpsN, warp_n = warp % L::kWarpsN;
+    const int warp_m = warp / G::kWarpsN, warp_n = warp % G::kWarpsN;
     for (int ks = 0; ks < 4; ++ks) {
       ExpectFragmentsA(a, 4, warp_m, ks);
-      for (int nt = 0; nt < L::kNTiles; ++nt) {
+      for (int nt = 0; nt < G::kNTiles; ++nt) {
         for (int h = 0; h < 2; ++h) {
           std::set<int> banks;
           for (int lane = 0; lane < 32; ++lane) {
-            const int off = L::LoadWordBTf32(warp_n, nt, ks, h, lane);
+            const int off = L::LoadWordBTf32(warp_n * G::kWarpN, nt, ks, h, lane);
             banks.insert(off / 4 % 32);
             const int g = lane / 4, i = lane % 4;
             EXPECT_EQ(b.Get<std::uint32_t>(off),
-                      IdB(ks * 8 + i + 4 * h, warp_n * L::kWarpN + nt * 8 + g))
+                      IdB(ks * 8 + i + 4 * h, warp_n * G::kWarpN + nt * 8 + g))
                 << "warp " << warp << " ks " << ks << " nt " << nt << " lane " << lane << " b" << h;
           }
           EXPECT_EQ(banks.size(), 32u) << "TF32 B loads: a bank conflict";
@@ -307,17 +313,19 @@ TEST(Ch04MmaLayout, Tf32FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
   }
 }
 
-TEST(Ch04MmaLayout, Bf16FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
-  const Tile a = FillA(2);
+/// BF16 (and FP16) fragments of every warp of geometry @p G.
+template <class G>
+void ExpectBf16Fragments() {
+  const Tile a = FillA<G>(2);
   const Tile b = FillB<2>();
   for (int warp = 0; warp < L::kThreads / 32; ++warp) {
-    const int warp_m = warp / L::kWarpsN, warp_n = warp % L::kWarpsN;
+    const int warp_m = warp / G::kWarpsN, warp_n = warp % G::kWarpsN;
     for (int ks = 0; ks < 4; ++ks) {
       ExpectFragmentsA(a, 2, warp_m, ks);
-      for (int np = 0; np < L::kNTiles / 2; ++np) {
+      for (int np = 0; np < G::kNTiles / 2; ++np) {
         std::vector<int> addr(32);
         for (int lane = 0; lane < 32; ++lane) {
-          const L::RowChunk rc = L::LoadRowBTrans(warp_n, np, ks, lane);
+          const L::RowChunk rc = L::LoadRowBTrans(warp_n * G::kWarpN, np, ks, lane);
           addr[lane] = L::OffsetB<2>(rc.row, rc.chunk);
         }
         for (int q = 0; q < 4; ++q) {
@@ -330,7 +338,7 @@ TEST(Ch04MmaLayout, Bf16FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
           for (int q = 0; q < 4; ++q) {    // q 0, 1: n-tile 2np, k +0 / +8; q 2, 3: n-tile 2np+1
             for (int e = 0; e < 2; ++e) {  // .trans: element (2i + e, g) of matrix q
               const auto got = b.Get<std::uint16_t>(addr[8 * q + 2 * i + e] + 2 * g);
-              const int col = warp_n * L::kWarpN + np * 16 + 8 * (q >> 1) + g;
+              const int col = warp_n * G::kWarpN + np * 16 + 8 * (q >> 1) + g;
               EXPECT_EQ(got, IdB(ks * 16 + 2 * i + e + 8 * (q & 1), col))
                   << "warp " << warp << " ks " << ks << " np " << np << " lane " << lane;
             }
@@ -339,6 +347,24 @@ TEST(Ch04MmaLayout, Bf16FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
       }
     }
   }
+}
+
+TEST(Ch04MmaLayout, Tf32FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
+  {
+    SCOPED_TRACE("wide: 256x128 block, 64x64 warps");
+    ExpectTf32Fragments<L::Wide>();
+  }
+  SCOPED_TRACE("narrow: 128x128 block, 64x32 warps");
+  ExpectTf32Fragments<L::Narrow>();
+}
+
+TEST(Ch04MmaLayout, Bf16FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
+  {
+    SCOPED_TRACE("wide: 256x128 block, 64x64 warps");
+    ExpectBf16Fragments<L::Wide>();
+  }
+  SCOPED_TRACE("narrow: 128x128 block, 64x32 warps");
+  ExpectBf16Fragments<L::Narrow>();
 }
 
 }  // namespace

@@ -133,13 +133,14 @@ void ExpectMatches(Precision p, bool library, const Shape& s, std::size_t offset
                       << " offset " << offset << ": " << rep.Summary();
 }
 
-/// Edges of the 128×128 block, the 64×32 warp tile, the 16×8 mma tile, the 32- or 64-deep
-/// k-tile and the 16-byte chunk (K, N not multiples of 4 or 8: the element-wise copies), one
-/// row or column, and K = 8192.
+/// Edges of the 256×128 and 128×128 blocks, the 64×64 and 64×32 warp tiles, the 16×8 mma tile,
+/// the 32- or 64-deep k-tile and the 16-byte chunk (K, N not multiples of 4 or 8: the
+/// element-wise copies), one row or column, and K = 8192.
 const std::vector<Shape> kTensorShapes = {
-    {1, 1, 1},       {7, 9, 8},        {17, 33, 9},      {16, 8, 16},     {63, 65, 127},
-    {128, 128, 128}, {129, 129, 129},  {96, 100, 36},    {256, 384, 24},  {1000, 8, 1000},
-    {8, 1000, 1000}, {513, 257, 1025}, {127, 129, 4099}, {64, 128, 8192}, {256, 256, 1024},
+    {1, 1, 1},        {7, 9, 8},       {17, 33, 9},      {16, 8, 16},
+    {63, 65, 127},    {128, 128, 128}, {129, 129, 129},  {96, 100, 36},
+    {256, 384, 24},   {1000, 8, 1000}, {8, 1000, 1000},  {513, 257, 1025},
+    {127, 129, 4099}, {64, 128, 8192}, {256, 256, 1024}, {255, 136, 40},
 };
 
 using Case = std::tuple<Precision, Shape>;

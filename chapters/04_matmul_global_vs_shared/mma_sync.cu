@@ -2,15 +2,18 @@
  * @file mma_sync.cu
  * @brief Stage 9: the tensor cores through warp-level `mma.sync`, in TF32, BF16 and FP16.
  *
- * Same block tile as stage 4 (128×128, 256 threads), same `cp.async` copies as stage 6
- * (common/async_copy.cuh), but the multiply-adds leave the FP32 units: each warp owns a 64×32
- * piece of C as 4×4 tiles of 16×8, and one `mma.sync` multiplies a 16×k A fragment by a k×8 B
- * fragment into one tile's accumulators (k = 8 in TF32, 16 in BF16 and FP16), 2·16·8·k flops
- * per instruction instead of an FFMA's 2. The layout arithmetic is in mma_layout.cuh.
+ * 256 threads and the `cp.async` copies of stage 6 (common/async_copy.cuh), but the multiply-adds
+ * leave the FP32 units: one `mma.sync` multiplies a 16×k A fragment by a k×8 B fragment into a
+ * 16×8 tile of accumulators (k = 8 in TF32, 16 in BF16 and FP16), 2·16·8·k flops per instruction
+ * instead of an FFMA's 2. Each warp owns 64×64 of C (4×8 tiles) in a 256×128 block tile where
+ * a block holds three 48 KiB k-tiles (sm_80, sm_90), else 64×32 (4×4 tiles) in a 128×128 one:
+ * per 16 of k a warp's `ldmatrix` brings 128 bytes per `mma` instead of 192, which keeps the
+ * SM's 128 bytes of shared memory per clock ahead of the tensor cores. The layout arithmetic is
+ * in mma_layout.cuh.
  *
  * 1. Each k-tile is 128 bytes of every row of A (32 floats or 64 16-bit values) and as many rows
- *    of B: 16 KiB each, three buffers of both in flight (96 KiB of dynamic shared memory), two
- *    where a block holds 64 KiB (a T4).
+ *    of B: 32 KiB of A (16 KiB in the narrow block) and 16 KiB of B, three buffers in flight
+ *    (144 or 96 KiB of dynamic shared memory), two where a block holds 64 KiB (a T4).
  * 2. A's fragments come from shared memory by `ldmatrix.x4`: one instruction, four 8×8 matrices
  *    of 16-bit values, each lane getting the 32-bit word its fragment needs. Eight lanes read
  *    one 16-byte chunk of eight consecutive rows; with 128-byte rows those eight chunks would sit
@@ -48,9 +51,12 @@ namespace {
 
 using namespace layout;  // NOLINT: the geometry and the index arithmetic of mma_layout.cuh
 
-/// Shared memory of a kernel that keeps @p stages k-tiles of A and B: 96 KiB for three, 64 KiB
-/// for two (the most a T4's block holds).
-constexpr int SharedBytes(int stages) { return stages * 2 * kTileBytes; }
+/// Shared memory of a kernel that keeps @p stages k-tiles of A and B: 144 KiB for three of `Wide`,
+/// 96 KiB for three of `Narrow`, 64 KiB for two (the most a T4's block holds).
+template <class G>
+constexpr int SharedBytes(int stages) {
+  return stages * G::kStageBytes;
+}
 
 /// What differs between the two precisions.
 template <Precision P>
@@ -107,18 +113,18 @@ __device__ __forceinline__ void CopyChunk(char* dst, const typename Traits<P>::E
 }
 
 /// Copies k-tile @p k0 of the block's rows of A and columns of B into one buffer.
-template <Precision P, bool kVec>
+template <Precision P, class G, bool kVec>
 __device__ __forceinline__ void LoadTile(const typename Traits<P>::Elem* a,
                                          const typename Traits<P>::Elem* b, int m, int n, int k,
                                          int m0, int n0, int k0, char* sa, char* sb) {
   constexpr int kE = kElemsPerChunk<P>;
 #pragma unroll
-  for (int i = 0; i < kChunksPerThread; ++i) {
+  for (int i = 0; i < G::kCopiesA; ++i) {
     const RowChunk t = CopyChunkA(threadIdx.x + i * kThreads);
     CopyChunk<P, kVec>(sa + OffsetA(t.row, t.chunk), a, m0 + t.row, k0 + t.chunk * kE, m, k);
   }
 #pragma unroll
-  for (int i = 0; i < kChunksPerThread; ++i) {
+  for (int i = 0; i < kCopiesB; ++i) {
     const RowChunk t = CopyChunkB<kElemBytes<P>>(threadIdx.x + i * kThreads);
     CopyChunk<P, kVec>(sb + OffsetB<kElemBytes<P>>(t.row, t.chunk), b, k0 + t.row,
                        n0 + t.chunk * kE, k, n);
@@ -208,10 +214,12 @@ __device__ __forceinline__ void Mma(float (&d)[4], const unsigned (&a)[4], const
 }
 
 /// The warp's products over one buffered k-tile: per mma step, A's fragments by ldmatrix, B's by
-/// ldmatrix.trans (BF16) or 32-bit loads (TF32), then 4×4 mma.sync.
-template <Precision P>
+/// ldmatrix.trans (BF16) or 32-bit loads (TF32), then 4 × G::kNTiles mma.sync.
+template <Precision P, class G>
 __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int warp_m, int warp_n,
-                                             int lane, float (&acc)[kMTiles][kNTiles][4]) {
+                                             int lane, float (&acc)[kMTiles][G::kNTiles][4]) {
+  constexpr int kNTiles = G::kNTiles;
+  const int col0 = warp_n * G::kWarpN;  // the warp's first column of the block's 128
   const auto a_base = static_cast<unsigned>(__cvta_generic_to_shared(sa));
   const auto b_base = static_cast<unsigned>(__cvta_generic_to_shared(sb));
 #pragma unroll
@@ -226,7 +234,7 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
     if constexpr (P != Precision::kTf32) {
 #pragma unroll
       for (int np = 0; np < kNTiles / 2; ++np) {  // two 8-column tiles per ldmatrix.x4.trans
-        const RowChunk t = LoadRowBTrans(warp_n, np, ks, lane);
+        const RowChunk t = LoadRowBTrans(col0, np, ks, lane);
         unsigned r[4];
         LoadMatrixX4<true>(r, b_base + OffsetB<2>(t.row, t.chunk));
         bf[2 * np][0] = r[0];
@@ -242,7 +250,7 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
           unsigned v;
           asm volatile("ld.shared.b32 %0, [%1];"
                        : "=r"(v)
-                       : "r"(b_base + LoadWordBTf32(warp_n, nt, ks, h, lane)));
+                       : "r"(b_base + LoadWordBTf32(col0, nt, ks, h, lane)));
           bf[nt][h] = ToTf32(v);
         }
       }
@@ -262,9 +270,10 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
 // snippet-end: ch04-mma-fragments
 
 /**
- * @brief C = A·B on the tensor cores: one 128×128 tile of C per block, k-tiles through a
- *        three-buffer `cp.async` pipeline, `mma.sync` per warp (see the file comment).
+ * @brief C = A·B on the tensor cores: one G::kBm×128 tile of C per block, k-tiles through a
+ *        `cp.async` pipeline, `mma.sync` per warp (see the file comment).
  * @tparam P the precision
+ * @tparam G the block's geometry, `Wide` or `Narrow`
  * @tparam kVec rows of A and B are whole 16-byte chunks and 16-byte aligned (K and N multiples
  *         of the chunk's elements): `cp.async`; else element-by-element copies
  * @param[in] a M×K row-major
@@ -274,27 +283,28 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
  * @param[in] n columns of B
  * @param[in] k inner dimension (>= 1)
  * @par Launch configuration
- * grid (ceil(N/128), ceil(M/128)), 256 threads, SharedBytes(kStages) of dynamic shared memory;
- * runs where `Available(P)` (sm_80 and newer, FP16 from sm_75).
+ * grid (ceil(N/128), ceil(M/G::kBm)), 256 threads, SharedBytes<G>(kStages) of dynamic shared
+ * memory; runs where `Available(P)` (sm_80 and newer, FP16 from sm_75).
  * @tparam kStages k-tiles in shared memory at once: 3, or 2 where a block holds 64 KiB
  */
-template <Precision P, bool kVec, int kStages>
-__global__ void __launch_bounds__(kThreads, 2)
+template <Precision P, class G, bool kVec, int kStages>
+__global__ void __launch_bounds__(kThreads, G::kWarpN == 32 ? 2 : 1)
     MmaKernel(const typename Traits<P>::Elem* __restrict__ a,
               const typename Traits<P>::Elem* __restrict__ b, float* __restrict__ c, int m, int n,
               int k) {
   extern __shared__ __align__(128) char smem[];
-  const int m0 = blockIdx.y * kBm, n0 = blockIdx.x * kBn;
+  constexpr int kNTiles = G::kNTiles;
+  const int m0 = blockIdx.y * G::kBm, n0 = blockIdx.x * kBn;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int warp_m = warp / kWarpsN, warp_n = warp % kWarpsN;
+  const int warp_m = warp / G::kWarpsN, warp_n = warp % G::kWarpsN;
   float acc[kMTiles][kNTiles][4] = {};
   const int tiles = (k + kDepth<P> - 1) / kDepth<P>;
-  auto buffer_a = [&](int s) { return smem + s * 2 * kTileBytes; };
-  auto buffer_b = [&](int s) { return smem + s * 2 * kTileBytes + kTileBytes; };
+  auto buffer_a = [&](int s) { return smem + s * G::kStageBytes; };
+  auto buffer_b = [&](int s) { return smem + s * G::kStageBytes + G::kTileBytesA; };
   // snippet-begin: ch04-mma-loop
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < tiles)
-      LoadTile<P, kVec>(a, b, m, n, k, m0, n0, s * kDepth<P>, buffer_a(s), buffer_b(s));
+      LoadTile<P, G, kVec>(a, b, m, n, k, m0, n0, s * kDepth<P>, buffer_a(s), buffer_b(s));
     staged::CommitCopies();
   }
   for (int t = 0; t < tiles; ++t) {
@@ -302,11 +312,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();                    // ... for every thread's; buffer t - 1 is free
     const int next = t + kStages - 1;
     if (next < tiles) {
-      LoadTile<P, kVec>(a, b, m, n, k, m0, n0, next * kDepth<P>, buffer_a(next % kStages),
-                        buffer_b(next % kStages));
+      LoadTile<P, G, kVec>(a, b, m, n, k, m0, n0, next * kDepth<P>, buffer_a(next % kStages),
+                           buffer_b(next % kStages));
     }
     staged::CommitCopies();
-    MultiplyTile<P>(buffer_a(t % kStages), buffer_b(t % kStages), warp_m, warp_n, lane, acc);
+    MultiplyTile<P, G>(buffer_a(t % kStages), buffer_b(t % kStages), warp_m, warp_n, lane, acc);
   }
   // snippet-end: ch04-mma-loop
   staged::WaitAllCopies();
@@ -316,7 +326,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   for (int mt = 0; mt < kMTiles; ++mt) {
 #pragma unroll
     for (int nt = 0; nt < kNTiles; ++nt) {
-      const int col = n0 + warp_n * kWarpN + nt * 8 + 2 * in_group;
+      const int col = n0 + warp_n * G::kWarpN + nt * 8 + 2 * in_group;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int row = m0 + warp_m * kWarpM + mt * 16 + group + 8 * h;
@@ -377,13 +387,20 @@ void Launch(const typename Traits<P>::Elem* a, const typename Traits<P>::Elem* b
   constexpr int kE = kElemsPerChunk<P>;
   const bool vec = k % kE == 0 && n % kE == 0 && staged::IsAligned16(a) && staged::IsAligned16(b) &&
                    staged::IsAligned16(c);
-  // Three k-tiles in flight where a block holds 96 KiB (sm_80 and newer), two on a T4's 64 KiB.
-  const bool three = staged::PlanningLimits().smem_per_block >= SharedBytes(3);
-  const auto kernel = three ? (vec ? MmaKernel<P, true, 3> : MmaKernel<P, false, 3>)
-                            : (vec ? MmaKernel<P, true, 2> : MmaKernel<P, false, 2>);
-  const int bytes = SharedBytes(three ? 3 : 2);
+  // snippet-begin: ch04-mma-plan
+  // Three k-tiles of the wide block where a block holds 144 KiB (sm_80, sm_90), three of the
+  // narrow one where it holds 96 KiB (sm_86, sm_89, sm_120), two on a T4's 64 KiB.
+  const int smem = staged::PlanningLimits().smem_per_block;
+  const bool wide = smem >= SharedBytes<Wide>(3), three = smem >= SharedBytes<Narrow>(3);
+  const auto kernel = wide ? (vec ? MmaKernel<P, Wide, true, 3> : MmaKernel<P, Wide, false, 3>)
+                      : three
+                          ? (vec ? MmaKernel<P, Narrow, true, 3> : MmaKernel<P, Narrow, false, 3>)
+                          : (vec ? MmaKernel<P, Narrow, true, 2> : MmaKernel<P, Narrow, false, 2>);
+  const int bytes = wide ? SharedBytes<Wide>(3) : SharedBytes<Narrow>(three ? 3 : 2);
+  const int rows = wide ? Wide::kBm : Narrow::kBm;
+  // snippet-end: ch04-mma-plan
   staged::OptInSharedMemory(reinterpret_cast<const void*>(kernel), bytes);
-  const dim3 grid((n + kBn - 1) / kBn, (m + kBm - 1) / kBm);
+  const dim3 grid((n + kBn - 1) / kBn, (m + rows - 1) / rows);
   kernel<<<grid, kThreads, bytes, stream>>>(a, b, c, m, n, k);
   CUDA_CHECK_LAST_LAUNCH();
 }
@@ -395,10 +412,10 @@ namespace {
 /// The TF32, BF16 or FP16 kernel (its loaded code says which PTX it came from).
 const void* KernelOf(Precision p) {
   if (p == Precision::kTf32)
-    return reinterpret_cast<const void*>(MmaKernel<Precision::kTf32, true, 3>);
+    return reinterpret_cast<const void*>(MmaKernel<Precision::kTf32, Narrow, true, 3>);
   if (p == Precision::kBf16)
-    return reinterpret_cast<const void*>(MmaKernel<Precision::kBf16, true, 3>);
-  return reinterpret_cast<const void*>(MmaKernel<Precision::kFp16, true, 3>);
+    return reinterpret_cast<const void*>(MmaKernel<Precision::kBf16, Narrow, true, 3>);
+  return reinterpret_cast<const void*>(MmaKernel<Precision::kFp16, Narrow, true, 3>);
 }
 
 }  // namespace
