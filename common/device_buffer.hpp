@@ -27,6 +27,22 @@
 namespace staged {
 
 /// Owns `size()` elements of `T` in device global memory (allocated with `cudaMalloc`).
+/// Copies @p count elements from host memory to @p device once all queued device work has
+/// finished, and returns once they are in device memory. `cudaMemcpy` from pageable host memory
+/// may return while its last DMA to the device is still in flight (the CUDA runtime's "API
+/// synchronization behavior"): work queued next on the legacy default stream waits for that
+/// DMA, a kernel on a non-blocking stream does not.
+/// @param[out] device where the elements go
+/// @param[in] host the elements
+/// @param[in] count how many
+template <typename T>
+void CopyToDeviceAndWait(T* device, const T* host, std::size_t count) {
+  if (count == 0) return;
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemcpy(device, host, count * sizeof(T), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 template <typename T>
 class DeviceBuffer {
  public:
@@ -75,12 +91,11 @@ class DeviceBuffer {
       CUDA_CHECK(cudaStreamSynchronize(stream));
     }
   }
-  /// Copies @p count elements from host memory once all queued device work has finished.
+  /// Copies @p count elements from host memory once all queued device work has finished, and
+  /// waits until they are in device memory (`CopyToDeviceAndWait`).
   void CopyFromHost(const T* host, std::size_t count) {
     CheckCount(count);
-    if (count == 0) return;
-    CUDA_CHECK(cudaDeviceSynchronize());
-    CUDA_CHECK(cudaMemcpy(data_, host, count * sizeof(T), cudaMemcpyHostToDevice));
+    CopyToDeviceAndWait(data_, host, count);
   }
   /// Copies a whole host vector (its size must not exceed `size()`), ordered as above.
   void CopyFromHost(const std::vector<T>& host) { CopyFromHost(host.data(), host.size()); }

@@ -137,9 +137,7 @@ void CheckVariant(const Variant& v, const std::vector<std::uint8_t>& in, std::si
   const std::string where =
       std::string(v.name) + " n = " + std::to_string(n) + " seed " + std::to_string(kTestSeed);
   staged::DeviceBuffer<std::uint8_t> d_in(n + in_shift);
-  if (n > 0) {
-    CUDA_CHECK(cudaMemcpy(d_in.data() + in_shift, in.data(), n, cudaMemcpyHostToDevice));
-  }
+  staged::CopyToDeviceAndWait(d_in.data() + in_shift, in.data(), n);
   staged::DeviceBuffer<std::uint8_t> d_out(n + out_shift + 1);
   d_out.FillBytes(0xAB);
   staged::DeviceBuffer<std::uint32_t> d_hist(kNumBins);

@@ -178,7 +178,7 @@ int RunBenchmark(const staged::RunContext& ctx, const ChapterOptions& copt) {
   staged::DeviceBuffer<T> d_buf(n + offset);
   // The offset elements are never read; zero them anyway so the whole buffer is defined.
   if (offset > 0) CUDA_CHECK(cudaMemset(d_buf.data(), 0, offset * sizeof(T)));
-  CUDA_CHECK(cudaMemcpy(d_buf.data() + offset, h_in.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  staged::CopyToDeviceAndWait(d_buf.data() + offset, h_in.data(), n);
   const T* d_in = d_buf.data() + offset;
   staged::DeviceBuffer<unsigned char> d_temp(std::max<std::size_t>(temp, 1));
   staged::DeviceBuffer<ch01::MinMaxPair<T>> d_result(1);

@@ -152,8 +152,7 @@ void TimeExchange(const ch06::Cluster& cluster, const std::vector<ch06::Shard>& 
     CUDA_CHECK(cudaSetDevice(cluster.device(g)));
     const std::vector<std::uint32_t> fill(per_pair * static_cast<std::size_t>(k),
                                           static_cast<std::uint32_t>(g + 1));
-    CUDA_CHECK(
-        cudaMemcpy(ws.rank(g).part.data(), fill.data(), fill.size() * 4, cudaMemcpyHostToDevice));
+    staged::CopyToDeviceAndWait(ws.rank(g).part.data(), fill.data(), fill.size());
   }
   ch06::AllToAll(cluster, ws, per_pair);
   cluster.Synchronize();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -56,6 +57,25 @@ TEST_F(GpuResources, DeviceBufferRoundTripAndKernel) {
   CUDA_CHECK_LAST_LAUNCH();
   std::vector<int> back = d.ToHost();
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(back[i], i + 1);
+}
+
+TEST_F(GpuResources, AnUploadIsCompleteBeforeANonBlockingStreamReadsIt) {
+  // A pageable upload followed at once by a copy on a non-blocking stream: without the wait in
+  // CopyToDeviceAndWait the copy can read the buffer while the upload's last DMA is in flight
+  // (chapter 06's sort of a fresh shard read part of the previous input that way). A race: it
+  // shows often, not always, without the wait.
+  Stream s;
+  for (int round = 0; round < 16; ++round) {
+    const std::size_t n = round % 2 == 0 ? 12289 : (std::size_t{4} << 20) + 3;
+    std::vector<unsigned> h(n);
+    std::iota(h.begin(), h.end(), static_cast<unsigned>(round) << 24);
+    DeviceBuffer<unsigned> copy(n);  // allocated first: nothing between the upload and the copy
+    const DeviceBuffer<unsigned> d(h);
+    CUDA_CHECK(cudaMemcpyAsync(copy.data(), d.data(), n * sizeof(unsigned),
+                               cudaMemcpyDeviceToDevice, s.get()));
+    s.Synchronize();
+    ASSERT_EQ(copy.ToHost(), h) << "round " << round << ", " << n << " values";
+  }
 }
 
 TEST_F(GpuResources, FillBytesPoisonsEveryByte) {
