@@ -13,12 +13,13 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chapters/03_mppsort/library.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
-#include "chapters/03_mppsort/stages.cuh"
 #include "chapters/03_mppsort/sampled_core.cuh"
+#include "chapters/03_mppsort/stages.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/cuda_check.hpp"
 #include "common/device_buffer.hpp"
@@ -241,9 +242,9 @@ TEST_F(OptimizedKernels, HistogramScanPartitionMatchCpu) {
           for (const optimized::PartitionPath path : kPartitionPaths) {
             out.FillBytes(0xFF);
             if (!PathFits(path)) {
-              EXPECT_THROW(optimized::Partition(level.level(), b, level.counts(), path,
-                                                seg.chunks, nullptr),
-                           std::logic_error)
+              EXPECT_THROW(
+                  optimized::Partition(level.level(), b, level.counts(), path, seg.chunks, nullptr),
+                  std::logic_error)
                   << PathName(path) << " launched past the block's shared memory";
               continue;
             }
@@ -1354,6 +1355,45 @@ TEST_F(OptimizedWorkspace, ReusedAcrossSizesAndOutputs) {
   EXPECT_EQ(ws.graph.builds, 2);
 }
 
+TEST_F(OptimizedWorkspace, ReusedAcrossInputsOfOneSize) {
+  // One workspace per stage, grown from one key, on a stream of its own; every input in turn at
+  // each size, each sorted several times (level 0 is planned once per size; each input's sample
+  // chooses its own map): what one sort leaves in the workspace's records must not steer the
+  // next.
+  for (const Stage stage : {Stage::kLevels, Stage::kCounting, Stage::kSampled}) {
+    optimized::Workspace ws(1, optimized::OptionsFor(stage));
+    staged::Stream s;
+    for (std::size_t n : {std::size_t{1}, std::size_t{12289}, std::size_t{300007}}) {
+      std::vector<std::pair<std::string, std::vector<std::uint32_t>>> inputs;
+      for (Distribution d : staged::AllDistributions()) {
+        inputs.emplace_back(staged::DistributionName(d),
+                            staged::Generate<std::uint32_t>(n, d, 20261206));
+      }
+      for (Adversary a : {Adversary::kPowers, Adversary::kSpike, Adversary::kOutlier}) {
+        inputs.emplace_back(AdversaryName(a), AdversarialKeys(n, a, 20261206));
+      }
+      DeviceBuffer<std::uint32_t> out(n);
+      for (const auto& [name, keys] : inputs) {
+        const DeviceBuffer<std::uint32_t> d_in(keys);
+        const std::vector<std::uint32_t> want = Sorted(keys);
+        for (int again = 0; again < 3; ++again) {
+          out.FillBytes(0xFF);
+          optimized::Sort(d_in.data(), out.data(), n, ws, s.get());
+          s.Synchronize();
+          EXPECT_EQ(ws.Errors(s.get()), 0u) << name << ", n " << n;
+          const std::vector<std::uint32_t> got = out.ToHost();
+          const auto wrong = std::mismatch(got.begin(), got.end(), want.begin());
+          EXPECT_TRUE(wrong.first == got.end())
+              << "stage " << static_cast<int>(stage) << ", " << name << ", n " << n << ", sort "
+              << again << ": first wrong key at " << (wrong.first - got.begin()) << " ("
+              << (wrong.first == got.end() ? 0u : *wrong.first) << " for "
+              << (wrong.first == got.end() ? 0u : *wrong.second) << ")";
+        }
+      }
+    }
+  }
+}
+
 TEST_F(OptimizedWorkspace, DoubleBufferSortsInPlaceWithTheDeeperGraph) {
   // The DoubleBuffer form after and before the two-array form on one workspace (one graph):
   // the keys end in the input array, sorted, through the deeper levels and through level 0's
@@ -1601,7 +1641,7 @@ TEST(SortLargest, TwoTo32MinusOneKeys) {
   FillKeysKernel<<<4096, 256>>>(in.data(), n, 5u, false);
   CUDA_CHECK_LAST_LAUNCH();
   const std::uint32_t top = 0xFFFFFFFFu;
-  CUDA_CHECK(cudaMemcpy(in.data() + n / 3, &top, sizeof(top), cudaMemcpyHostToDevice));
+  staged::CopyToDeviceAndWait(in.data() + n / 3, &top, 1);
   out.FillBytes(0xAB);
   optimized::Sort(in.data(), out.data(), n, ws, nullptr);
   EXPECT_EQ(ws.Errors(nullptr), 0u);
