@@ -26,7 +26,6 @@
 
 namespace staged {
 
-/// Owns `size()` elements of `T` in device global memory (allocated with `cudaMalloc`).
 /// Copies @p count elements from host memory to @p device once all queued device work has
 /// finished, and returns once they are in device memory. `cudaMemcpy` from pageable host memory
 /// may return while its last DMA to the device is still in flight (the CUDA runtime's "API
@@ -43,6 +42,7 @@ void CopyToDeviceAndWait(T* device, const T* host, std::size_t count) {
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+/// Owns `size()` elements of `T` in device global memory (allocated with `cudaMalloc`).
 template <typename T>
 class DeviceBuffer {
  public:
