@@ -474,7 +474,7 @@ def is_square_float(r):
 def plot_ch04(p, chapter, rows):
     # Every row names its type and M×N×K shape in `dist`: the square float runs draw the sweep,
     # the other shapes (and the int32 runs) the bars.
-    square = [r for r in rows if is_square_float(r)]
+    square = [copy.copy(r) for r in rows if is_square_float(r)]
     for r in square:  # one series per variant across sizes, not one per "float:NxNxN"
         r.dist = "float"
     if square:
@@ -483,7 +483,7 @@ def plot_ch04(p, chapter, rows):
     # The shapes chart compares the default (`optimized`, the stage the shape rule picks) with
     # cuBLAS, the slides' 16x16 tile and the naive kernel; the per-stage numbers are in the CSV.
     keep = ("naive", "optimized:tiled16", "optimized", "library:cublas")
-    tensor = [r for r in rows if r.dist.startswith(("tf32:", "bf16:"))]
+    tensor = [r for r in rows if r.dist.startswith(("tf32:", "bf16:", "fp16:"))]
     shaped = [r for r in rows if not is_square_float(r) and r.variant in keep and r not in tensor]
     if shaped:
         groups = OrderedDict()
@@ -497,21 +497,27 @@ def plot_ch04(p, chapter, rows):
         plot_ch04_tensor(p, chapter, rows, tensor)
 
 
+TENSOR_SERIES = {"optimized:mma": "optimized:mma", "library:cublas": "library:cublas (same type)",
+                 "probe:mma.sync": "probe:mma.sync (ceiling)"}
+
+
 def plot_ch04_tensor(p, chapter, rows, tensor):
-    """The tensor-core stage against cuBLAS at the same precision, per shape and type, beside the
-    FP32 default and FP32 cuBLAS on the same shape (what the tensor cores buy)."""
+    """The tensor-core stage against cuBLAS at the same precision and the `mma.sync` probe, per
+    shape and type (TF32, BF16, FP16: the group's label names it), beside the FP32 default and
+    FP32 cuBLAS on the same shape (what the tensor cores buy)."""
     fp32 = {}
     for r in rows:
         if r.dist.startswith("float:") and r.variant in ("optimized", "library:cublas"):
             fp32.setdefault(r.dist.split(":", 1)[1], {})[r.variant + " (FP32)"] = r.throughput
     groups, legend = OrderedDict(), []
     for r in tensor:
+        if r.variant not in TENSOR_SERIES:
+            continue
         kind, _, shape = r.dist.partition(":")
         name = shape.replace("x", "×", 1).replace("x", "\n×", 1) + f"\n{kind}"
-        groups.setdefault(name, dict(fp32.get(shape, {})))[f"{r.variant} ({kind.upper()})"] = \
+        groups.setdefault(name, dict(fp32.get(shape, {})))[TENSOR_SERIES[r.variant]] = \
             r.throughput
-    for name in ("optimized (FP32)", "library:cublas (FP32)", "optimized:mma (TF32)",
-                 "library:cublas (TF32)", "optimized:mma (BF16)", "library:cublas (BF16)"):
+    for name in ("optimized (FP32)", "library:cublas (FP32)", *TENSOR_SERIES.values()):
         legend.append(copy.copy(tensor[0]))
         legend[-1].variant = name
     p.bars(chapter, legend, groups, "tensor",
