@@ -25,22 +25,24 @@ inline constexpr int kTileBytesB = kRowBytes * kBn;  ///< B's k-tile: 128 bytes 
 inline constexpr int kCopiesB = kTileBytesB / 16 / kThreads;  ///< B's 16-byte copies per thread
 
 // snippet-begin: ch04-mma-geometry
-/// A block's shape: @p kRows rows of C, warps of 64 × @p kWarpCols (8 warps, 128 columns).
-template <int kRows, int kWarpCols>
+/// A block's shape: @p kRows rows of C, warps of 64 × @p kWarpCols (8 warps, 128 columns), and
+/// the blocks per SM its registers are planned for (@p kBlocks: 2 gives each thread 128).
+template <int kRows, int kWarpCols, int kBlocks>
 struct Geometry {
-  static constexpr int kBm = kRows;                              ///< rows of C per block
-  static constexpr int kWarpN = kWarpCols;                       ///< columns of C per warp
-  static constexpr int kWarpsN = kBn / kWarpN;                   ///< warps along N
-  static constexpr int kNTiles = kWarpN / 8;                     ///< 8-column mma tiles per warp
+  static constexpr int kBlocksPerSm = kBlocks;  ///< minimum blocks per SM (`__launch_bounds__`)
+  static constexpr int kBm = kRows;             ///< rows of C per block
+  static constexpr int kWarpN = kWarpCols;      ///< columns of C per warp
+  static constexpr int kWarpsN = kBn / kWarpN;  ///< warps along N
+  static constexpr int kNTiles = kWarpN / 8;    ///< 8-column mma tiles per warp
   static constexpr int kTileBytesA = kBm * kRowBytes;            ///< A's k-tile
   static constexpr int kCopiesA = kTileBytesA / 16 / kThreads;   ///< A's copies per thread
   static constexpr int kStageBytes = kTileBytesA + kTileBytesB;  ///< one k-tile of A and B
   static_assert(kBm / kWarpM * kWarpsN * 32 == kThreads, "one warp per warp tile");
 };
 /// 256×128 per block, 64×64 per warp: per 16 k, 8 `ldmatrix.x4` feed 32 `mma` (48 KiB a k-tile).
-using Wide = Geometry<256, 64>;
+using Wide = Geometry<256, 64, 1>;
 /// 128×128 per block, 64×32 per warp: 6 `ldmatrix.x4` feed 16 `mma` (32 KiB, two fit in 64 KiB).
-using Narrow = Geometry<128, 32>;
+using Narrow = Geometry<128, 32, 2>;
 // snippet-end: ch04-mma-geometry
 
 /// Bytes of one row of B's k-tile: 128 values of @p kElemBytes bytes.

@@ -288,7 +288,7 @@ __device__ __forceinline__ void MultiplyTile(const char* sa, const char* sb, int
  * @tparam kStages k-tiles in shared memory at once: 3, or 2 where a block holds 64 KiB
  */
 template <Precision P, class G, bool kVec, int kStages>
-__global__ void __launch_bounds__(kThreads, G::kWarpN == 32 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads, G::kBlocksPerSm)
     MmaKernel(const typename Traits<P>::Elem* __restrict__ a,
               const typename Traits<P>::Elem* __restrict__ b, float* __restrict__ c, int m, int n,
               int k) {
