@@ -46,11 +46,11 @@ void CopyOnRank(const Cluster& c, int g, std::uint32_t* dst, const std::uint32_t
       cudaMemcpyAsync(dst, src, n * sizeof(std::uint32_t), cudaMemcpyDeviceToDevice, c.stream(g)));
 }
 
-// Chapter 03's sort of rank g's n received keys into its sorted buffer.
-void SortOnRank(const Cluster& c, Workspace& ws, int g, std::size_t n) {
+// Chapter 03's sort of n keys on rank g's device into the rank's sorted buffer.
+void SortOnRank(const Cluster& c, Workspace& ws, int g, const std::uint32_t* keys, std::size_t n) {
   if (n == 0) return;
   Workspace::Rank& r = ws.rank(g);
-  ch03::optimized::Sort(r.received.data(), r.sorted.data(), n, *r.sort, c.stream(g));
+  ch03::optimized::Sort(keys, r.sorted.data(), n, *r.sort, c.stream(g));
 }
 
 void CheckShards(const Cluster& c, const std::vector<Shard>& shards) {
@@ -77,10 +77,7 @@ Result Sort(const Cluster& c, const std::vector<Shard>& shards, Workspace& ws, s
     auto t = std::chrono::steady_clock::now();
     ws.ReserveOutput(c, 0, shards[0].n);
     CUDA_CHECK(cudaSetDevice(c.device(0)));
-    if (shards[0].n > 0) {
-      ch03::optimized::Sort(shards[0].keys, ws.rank(0).sorted.data(), shards[0].n, *ws.rank(0).sort,
-                            c.stream(0));
-    }
+    SortOnRank(c, ws, 0, shards[0].keys, shards[0].n);
     if (steps) *steps = Steps{0, 0, 0, StepMs(c, t), 0};
     return Result{{ws.rank(0).sorted.data()}, {shards[0].n}, {0}};
   }
@@ -188,7 +185,7 @@ Result Sort(const Cluster& c, const std::vector<Shard>& shards, Workspace& ws, s
   for (int g = 0; g < k; ++g) {
     const auto G = static_cast<std::size_t>(g);
     CUDA_CHECK(cudaSetDevice(c.device(g)));
-    SortOnRank(c, ws, g, result.counts[G]);
+    SortOnRank(c, ws, g, ws.rank(g).received.data(), result.counts[G]);
     result.keys[G] = ws.rank(g).sorted.data();
     if (g > 0) result.offsets[G] = result.offsets[G - 1] + result.counts[G - 1];
   }
@@ -225,7 +222,7 @@ Result GatherSort(const Cluster& c, const std::vector<Shard>& shards, Workspace&
   }
   CheckNccl(ncclGroupEnd(), "ncclGroupEnd");
   CUDA_CHECK(cudaSetDevice(c.device(0)));
-  SortOnRank(c, ws, 0, total);
+  SortOnRank(c, ws, 0, ws.rank(0).received.data(), total);
   Result result;
   result.keys.assign(K, nullptr);
   result.counts.assign(K, 0);

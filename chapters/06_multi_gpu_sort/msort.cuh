@@ -154,10 +154,11 @@ Result Sort(const Cluster& cluster, const std::vector<Shard>& shards, Workspace&
 /// @param[in] ws scratch (rank 0's buffers grow to hold every key)
 Result GatherSort(const Cluster& cluster, const std::vector<Shard>& shards, Workspace& ws);
 
-/// A balanced all-to-all of @p bytes_per_pair bytes between every ordered pair of ranks
+/// A balanced all-to-all of @p keys_per_pair keys between every ordered pair of ranks
 /// (`ncclSend`/`ncclRecv` in one group, from and into rank buffers of the workspace): the
-/// exchange's ceiling on this machine, timed by the driver. Needs k * bytes_per_pair bytes of
-/// `part` and of `received` per rank.
+/// exchange's ceiling on this machine, timed by the driver. Needs k * keys_per_pair keys of
+/// `part` and of `received` per rank (it reserves them; a caller that fills `part` first
+/// reserves them itself).
 void AllToAll(const Cluster& cluster, Workspace& ws, std::size_t keys_per_pair);
 
 }  // namespace ch06
