@@ -136,6 +136,16 @@ TEST_P(Ch06Sort, ABadShardListIsRefused) {
   EXPECT_THROW(Sort(*cluster_, shards, ws), std::invalid_argument);
 }
 
+// The all-to-all ceiling exchanges keys the caller wrote into `part`: a workspace too small for
+// them is refused, not grown (growing would drop those keys), and its buffers stay as they were.
+TEST_P(Ch06Sort, AnAllToAllLargerThanTheWorkspaceIsRefused) {
+  Workspace ws(*cluster_, 16);
+  const std::uint32_t* part = ws.rank(0).part.data();
+  EXPECT_THROW(AllToAll(*cluster_, ws, 17), std::invalid_argument);
+  EXPECT_EQ(ws.rank(0).part.data(), part);
+  EXPECT_EQ(ws.rank(0).input_capacity, std::size_t{16});
+}
+
 INSTANTIATE_TEST_SUITE_P(Gpus, Ch06Sort, ::testing::Values(1, 2, 4, 8),
                          [](const ::testing::TestParamInfo<int>& info) {
                            return "K" + std::to_string(info.param);

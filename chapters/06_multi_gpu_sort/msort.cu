@@ -235,9 +235,16 @@ Result GatherSort(const Cluster& c, const std::vector<Shard>& shards, Workspace&
 
 void AllToAll(const Cluster& c, Workspace& ws, std::size_t keys_per_pair) {
   const int k = c.size();
+  const std::size_t need = keys_per_pair * static_cast<std::size_t>(k);
   for (int g = 0; g < k; ++g) {
-    ws.ReserveInput(c, g, keys_per_pair * static_cast<std::size_t>(k));
-    ws.ReserveOutput(c, g, keys_per_pair * static_cast<std::size_t>(k));
+    // Growing a buffer here would drop the keys the caller wrote into `part`: refuse instead.
+    const Workspace::Rank& r = ws.rank(g);
+    if (need > r.input_capacity || need > r.output_capacity) {
+      throw std::invalid_argument("AllToAll: rank " + std::to_string(g) + " holds " +
+                                  std::to_string(std::min(r.input_capacity, r.output_capacity)) +
+                                  " keys; the exchange needs " + std::to_string(need) +
+                                  " (reserve them and fill part first)");
+    }
   }
   CheckNccl(ncclGroupStart(), "ncclGroupStart");
   for (int g = 0; g < k; ++g) {

@@ -157,8 +157,8 @@ Result GatherSort(const Cluster& cluster, const std::vector<Shard>& shards, Work
 /// A balanced all-to-all of @p keys_per_pair keys between every ordered pair of ranks
 /// (`ncclSend`/`ncclRecv` in one group, from and into rank buffers of the workspace): the
 /// exchange's ceiling on this machine, timed by the driver. Needs k * keys_per_pair keys of
-/// `part` and of `received` per rank (it reserves them; a caller that fills `part` first
-/// reserves them itself).
+/// `part` and of `received` per rank, reserved and filled by the caller (a smaller workspace is
+/// refused with std::invalid_argument, since growing it would drop the keys in `part`).
 void AllToAll(const Cluster& cluster, Workspace& ws, std::size_t keys_per_pair);
 
 }  // namespace ch06
