@@ -367,5 +367,19 @@ TEST(Ch04MmaLayout, Bf16FragmentsAreWhatMmaExpectsWithoutBankConflicts) {
   ExpectBf16Fragments<L::Narrow>();
 }
 
+// Stage 10 takes the TMA path only where TMA can describe A and B (16-byte row strides and
+// starts); the rest goes to stage 9.
+TEST(Ch04Hopper, FitsOnlyWhereTmaCanDescribeTheOperands) {
+  alignas(16) static const std::uint16_t buffer[64] = {};
+  const void* aligned = buffer;
+  const void* off_by_one = buffer + 1;  // 2 bytes past a 16-byte boundary
+  EXPECT_TRUE(tensor::HopperFits(aligned, aligned, 8, 8));
+  EXPECT_TRUE(tensor::HopperFits(aligned, buffer + 8, 256, 4096));
+  EXPECT_FALSE(tensor::HopperFits(aligned, aligned, 9, 8)) << "N not a multiple of 8";
+  EXPECT_FALSE(tensor::HopperFits(aligned, aligned, 8, 1027)) << "K not a multiple of 8";
+  EXPECT_FALSE(tensor::HopperFits(off_by_one, aligned, 8, 8)) << "A off a 16-byte boundary";
+  EXPECT_FALSE(tensor::HopperFits(aligned, off_by_one, 8, 8)) << "B off a 16-byte boundary";
+}
+
 }  // namespace
 }  // namespace ch04

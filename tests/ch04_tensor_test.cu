@@ -62,30 +62,42 @@ struct DeviceInputs {
   }
 };
 
-/// Runs the stage (or cuBLAS) with A and B starting @p offset elements into their buffers.
-void Launch(Precision p, bool library, const DeviceInputs& in, float* c, const Shape& s,
+/// What computes the product: stage 9 (`mma.sync`), stage 10 (Hopper's `wgmma`) or cuBLAS.
+enum class Engine { kMma, kWgmma, kCublas };
+
+const char* EngineName(Engine e) {
+  return e == Engine::kMma ? "mma" : (e == Engine::kWgmma ? "wgmma" : "cuBLAS");
+}
+
+/// Runs @p e with A and B starting @p offset elements into their buffers.
+void Launch(Precision p, Engine e, const DeviceInputs& in, float* c, const Shape& s,
             std::size_t offset = 0) {
   if (p == Precision::kTf32) {
     const float* a = in.a32.data() + offset;
     const float* b = in.b32.data() + offset;
-    if (library) {
+    if (e == Engine::kCublas) {
       SharedCublas().MatmulTf32(a, b, c, s.m, s.n, s.k, nullptr);
     } else {
+      ASSERT_EQ(e, Engine::kMma) << "stage 10 has no TF32";
       tensor::MatmulTf32(a, b, c, s.m, s.n, s.k, nullptr);
     }
   } else if (p == Precision::kBf16) {
     const __nv_bfloat16* a = in.abf.data() + offset;
     const __nv_bfloat16* b = in.bbf.data() + offset;
-    if (library) {
+    if (e == Engine::kCublas) {
       SharedCublas().MatmulBf16(a, b, c, s.m, s.n, s.k, nullptr);
+    } else if (e == Engine::kWgmma) {
+      tensor::MatmulWgmmaBf16(a, b, c, s.m, s.n, s.k, nullptr);
     } else {
       tensor::MatmulBf16(a, b, c, s.m, s.n, s.k, nullptr);
     }
   } else {
     const __half* a = in.ah.data() + offset;
     const __half* b = in.bh.data() + offset;
-    if (library) {
+    if (e == Engine::kCublas) {
       SharedCublas().MatmulFp16(a, b, c, s.m, s.n, s.k, nullptr);
+    } else if (e == Engine::kWgmma) {
+      tensor::MatmulWgmmaFp16(a, b, c, s.m, s.n, s.k, nullptr);
     } else {
       tensor::MatmulFp16(a, b, c, s.m, s.n, s.k, nullptr);
     }
@@ -115,21 +127,20 @@ const TensorReference& Reference(Precision p, const Shape& s, std::size_t offset
   return cache.emplace(key, std::move(r)).first->second;
 }
 
-/// Runs the stage or cuBLAS on poisoned C and checks it against the rounded reference: the
-/// stage within AccumulationScale, cuBLAS (whose TF32 rounding is undocumented) with
-/// InputRoundingScale added.
-void ExpectMatches(Precision p, bool library, const Shape& s, std::size_t offset = 0) {
+/// Runs @p e on poisoned C and checks it against the rounded reference: our stages within
+/// AccumulationScale, cuBLAS (whose TF32 rounding is undocumented) with InputRoundingScale added.
+void ExpectMatches(Precision p, Engine e, const Shape& s, std::size_t offset = 0) {
   const TensorReference& r = Reference(p, s, offset);
   const DeviceInputs in(p, r.a, r.b);
   staged::DeviceBuffer<float> c(Elements(s.m, s.n));
   c.FillBytes(0xFF);
-  Launch(p, library, in, c.data(), s, offset);
+  Launch(p, e, in, c.data(), s, offset);
   const std::vector<float> out = c.ToHost();
   const double scale =
-      tensor::AccumulationScale(s.k) + (library ? tensor::InputRoundingScale(p) : 0.0);
+      tensor::AccumulationScale(s.k) + (e == Engine::kCublas ? tensor::InputRoundingScale(p) : 0.0);
   const staged::VerifyReport rep =
       CompareProductWithin(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k, scale);
-  EXPECT_TRUE(rep.ok) << (library ? "cuBLAS " : "mma ") << tensor::Name(p) << " " << ShapeName(s)
+  EXPECT_TRUE(rep.ok) << EngineName(e) << " " << tensor::Name(p) << " " << ShapeName(s)
                       << " offset " << offset << ": " << rep.Summary();
 }
 
@@ -155,13 +166,13 @@ class Ch04Tensor : public staged::testing::GpuTestWithParam<Case> {};
 TEST_P(Ch04Tensor, StageMatchesRoundedProduct) {
   const auto [p, s] = GetParam();
   SKIP_WITHOUT_TENSOR_CORES(p);
-  ExpectMatches(p, false, s);
+  ExpectMatches(p, Engine::kMma, s);
 }
 
 TEST_P(Ch04Tensor, CublasMatchesRoundedProduct) {
   const auto [p, s] = GetParam();
   SKIP_WITHOUT_TENSOR_CORES(p);
-  ExpectMatches(p, true, s);
+  ExpectMatches(p, Engine::kCublas, s);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ch04Tensor,
@@ -177,25 +188,23 @@ TEST_P(Ch04TensorEdges, OffsetPointersTakeTheElementPath) {
   // A and B one element past a 16-byte boundary: whole chunks are not aligned, so the kernel
   // copies element by element, whatever the shape.
   for (const Shape s : {Shape{128, 128, 128}, Shape{130, 136, 72}})
-    ExpectMatches(GetParam(), false, s, 1);
+    ExpectMatches(GetParam(), Engine::kMma, s, 1);
 }
 
-TEST_P(Ch04TensorEdges, EmptyShapesWriteNothingOrZeros) {
-  const Precision p = GetParam();
-  SKIP_WITHOUT_TENSOR_CORES(p);
+/// M or N = 0 writes nothing, K = 0 writes zeros.
+void ExpectEmptyShapesHandled(Precision p, Engine e) {
   const DeviceInputs in(p, FloatInput(64, kTestSeed), FloatInput(64, kTestSeed + 1));
   staged::DeviceBuffer<float> c(64);
   c.FillBytes(0xFF);
-  Launch(p, false, in, c.data(), {0, 8, 8});
-  Launch(p, false, in, c.data(), {8, 0, 8});
+  Launch(p, e, in, c.data(), {0, 8, 8});
+  Launch(p, e, in, c.data(), {8, 0, 8});
   for (float v : c.ToHost()) EXPECT_TRUE(std::isnan(v)) << "M or N = 0 wrote C";
-  Launch(p, false, in, c.data(), {8, 8, 0});
+  Launch(p, e, in, c.data(), {8, 8, 0});
   for (float v : c.ToHost()) EXPECT_EQ(v, 0.0f) << "K = 0 is an empty sum";
 }
 
-TEST_P(Ch04TensorEdges, NaNAndInfinityPropagate) {
-  const Precision p = GetParam();
-  SKIP_WITHOUT_TENSOR_CORES(p);
+/// A NaN in A makes its row of C NaN; an infinity in B its column ±inf (NaN where it meets 0).
+void ExpectNaNAndInfinityPropagate(Precision p, Engine e) {
   const Shape s{40, 24, 40};
   std::vector<float> a = FloatInput(Elements(s.m, s.k), kTestSeed);
   std::vector<float> b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
@@ -204,7 +213,7 @@ TEST_P(Ch04TensorEdges, NaNAndInfinityPropagate) {
   b[Elements(30, s.n) + 5] = kInf;  // column 5: +inf·a_i,30 (a row with a_i,30 = 0 gives NaN)
   const DeviceInputs in(p, a, b);
   staged::DeviceBuffer<float> c(Elements(s.m, s.n));
-  Launch(p, false, in, c.data(), s);
+  Launch(p, e, in, c.data(), s);
   const std::vector<float> out = c.ToHost();
   for (int j = 0; j < s.n; ++j) EXPECT_TRUE(std::isnan(out[Elements(3, s.n) + j])) << j;
   for (int i = 0; i < s.m; ++i) {
@@ -218,6 +227,16 @@ TEST_P(Ch04TensorEdges, NaNAndInfinityPropagate) {
       EXPECT_EQ(got, want) << i;
     }
   }
+}
+
+TEST_P(Ch04TensorEdges, EmptyShapesWriteNothingOrZeros) {
+  SKIP_WITHOUT_TENSOR_CORES(GetParam());
+  ExpectEmptyShapesHandled(GetParam(), Engine::kMma);
+}
+
+TEST_P(Ch04TensorEdges, NaNAndInfinityPropagate) {
+  SKIP_WITHOUT_TENSOR_CORES(GetParam());
+  ExpectNaNAndInfinityPropagate(GetParam(), Engine::kMma);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ch04TensorEdges,
@@ -239,10 +258,10 @@ TEST_F(Ch04TensorArch, RefusedWhereUnavailableRunsWhereAvailable) {
     if (tensor::Available(p, &why)) {
       EXPECT_TRUE(why.empty());
       EXPECT_GE(cc, p == Precision::kFp16 ? 75 : 80);
-      EXPECT_NO_THROW(Launch(p, false, in, c.data(), s));
+      EXPECT_NO_THROW(Launch(p, Engine::kMma, in, c.data(), s));
     } else {
       EXPECT_NE(why.find(p == Precision::kFp16 ? "sm_75" : "sm_80"), std::string::npos) << why;
-      EXPECT_THROW(Launch(p, false, in, c.data(), s), staged::ArchitectureError);
+      EXPECT_THROW(Launch(p, Engine::kMma, in, c.data(), s), staged::ArchitectureError);
     }
   }
 }
@@ -255,9 +274,8 @@ TEST_F(Ch04TensorArch, RefusedWhereUnavailableRunsWhereAvailable) {
 
 class Ch04TensorMutation : public staged::testing::GpuTestWithParam<Case> {};
 
-TEST_P(Ch04TensorMutation, CheckerRejectsEachFault) {
-  const auto [p, s] = GetParam();
-  SKIP_WITHOUT_TENSOR_CORES(p);
+/// The clean product of @p e passes the checker at @p s, and each fault injected into it fails.
+void ExpectEachFaultRejected(Precision p, Engine e, const Shape& s) {
   const std::vector<float> a = FloatInput(Elements(s.m, s.k), kTestSeed);
   const std::vector<float> b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
   const std::vector<float> ra = tensor::Rounded(p, a), rb = tensor::Rounded(p, b);
@@ -277,13 +295,14 @@ TEST_P(Ch04TensorMutation, CheckerRejectsEachFault) {
     const DeviceInputs in(p, a, b);
     staged::DeviceBuffer<float> c(Elements(s.m, s.n));
     c.FillBytes(0xFF);
-    Launch(p, false, in, c.data(), s);
+    Launch(p, e, in, c.data(), s);
     out = c.ToHost();
   }
   const double scale = tensor::AccumulationScale(s.k);
   const staged::VerifyReport clean =
       CompareProductWithin(ref.data(), out.data(), abs_product.data(), out.size(), s.k, scale);
-  ASSERT_TRUE(clean.ok) << tensor::Name(p) << " " << ShapeName(s) << ": " << clean.Summary();
+  ASSERT_TRUE(clean.ok) << EngineName(e) << " " << tensor::Name(p) << " " << ShapeName(s) << ": "
+                        << clean.Summary();
   for (Fault f : kAllFaults) {
     if (!Applies(f, s)) continue;
     const std::vector<float> bad = Inject(f, out, ra, rb, s);
@@ -293,9 +312,140 @@ TEST_P(Ch04TensorMutation, CheckerRejectsEachFault) {
   }
 }
 
+TEST_P(Ch04TensorMutation, CheckerRejectsEachFault) {
+  const auto [p, s] = GetParam();
+  SKIP_WITHOUT_TENSOR_CORES(p);
+  ExpectEachFaultRejected(p, Engine::kMma, s);
+}
+
 INSTANTIATE_TEST_SUITE_P(Bench, Ch04TensorMutation,
                          ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16,
                                                               Precision::kFp16),
+                                            ::testing::ValuesIn(kTensorBenchShapes)),
+                         CaseName);
+
+// -------------------------------------------------------------------------------------------
+// Stage 10 (Hopper's wgmma, BF16 and FP16): the same checks, where a GPU of compute capability
+// 9.0 and a build for it have the stage; elsewhere each test skips with the reason.
+
+/// Skips the test, with the reason, where stage 10 cannot run in precision @p p.
+#define SKIP_WITHOUT_HOPPER(p)                                      \
+  do {                                                              \
+    std::string why_;                                               \
+    if (!tensor::HopperAvailable((p), &why_)) GTEST_SKIP() << why_; \
+  } while (0)
+
+/// The tensor shapes and the edges of stage 10's tiles that TMA takes (K and N multiples of 8):
+/// the 128×256 block and 64-deep k-tile exactly, one short and one over, M past a band of 16
+/// tile rows (the block order's last band short), and K over four stages of the ring.
+std::vector<Shape> HopperShapes() {
+  std::vector<Shape> shapes = kTensorShapes;
+  for (const Shape s : {Shape{128, 256, 64}, Shape{127, 248, 56}, Shape{136, 264, 72},
+                        Shape{2181, 760, 128}, Shape{300, 520, 1000}, Shape{1, 8, 8}})
+    shapes.push_back(s);
+  return shapes;
+}
+
+class Ch04Hopper : public staged::testing::GpuTestWithParam<Case> {};
+
+TEST_P(Ch04Hopper, StageMatchesRoundedProduct) {
+  const auto [p, s] = GetParam();
+  SKIP_WITHOUT_HOPPER(p);
+  ExpectMatches(p, Engine::kWgmma, s);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Ch04Hopper,
+                         ::testing::Combine(::testing::Values(Precision::kBf16, Precision::kFp16),
+                                            ::testing::ValuesIn(HopperShapes())),
+                         CaseName);
+
+class Ch04HopperEdges : public staged::testing::GpuTestWithParam<Precision> {};
+
+TEST_P(Ch04HopperEdges, OffsetPointers) {
+  SKIP_WITHOUT_HOPPER(GetParam());
+  // 8 elements in (16 bytes): still TMA's; 1 element in: not on a 16-byte boundary, stage 9's.
+  for (const std::size_t offset : {std::size_t{8}, std::size_t{1}}) {
+    for (const Shape s : {Shape{128, 256, 128}, Shape{130, 136, 72}})
+      ExpectMatches(GetParam(), Engine::kWgmma, s, offset);
+  }
+}
+
+TEST_P(Ch04HopperEdges, CAtAnOddAddressTakesSingleStores) {
+  const Precision p = GetParam();
+  SKIP_WITHOUT_HOPPER(p);
+  // C one float past an 8-byte boundary: the epilogue cannot store column pairs as float2.
+  const Shape s{136, 264, 72};
+  const TensorReference& r = Reference(p, s);
+  const DeviceInputs in(p, r.a, r.b);
+  staged::DeviceBuffer<float> c(Elements(s.m, s.n) + 2);
+  c.FillBytes(0xFF);
+  Launch(p, Engine::kWgmma, in, c.data() + 1, s);
+  const std::vector<float> all = c.ToHost();
+  EXPECT_TRUE(std::isnan(all.front()) && std::isnan(all.back())) << "wrote outside C";
+  const std::vector<float> out(all.begin() + 1, all.end() - 1);
+  const staged::VerifyReport rep =
+      CompareProductWithin(r.c.data(), out.data(), r.abs_product.data(), out.size(), s.k,
+                           tensor::AccumulationScale(s.k));
+  EXPECT_TRUE(rep.ok) << rep.Summary();
+}
+
+TEST_P(Ch04HopperEdges, EmptyShapesWriteNothingOrZeros) {
+  SKIP_WITHOUT_HOPPER(GetParam());
+  ExpectEmptyShapesHandled(GetParam(), Engine::kWgmma);
+}
+
+TEST_P(Ch04HopperEdges, NaNAndInfinityPropagate) {
+  SKIP_WITHOUT_HOPPER(GetParam());
+  ExpectNaNAndInfinityPropagate(GetParam(), Engine::kWgmma);
+}
+
+TEST_P(Ch04HopperEdges, ReusedAcrossShapesOnOneStream) {
+  SKIP_WITHOUT_HOPPER(GetParam());
+  // A large product, a small one and the large one again: nothing of one call's tiles, maps or
+  // barriers may leak into the next.
+  for (const Shape s : {Shape{512, 512, 512}, Shape{16, 8, 24}, Shape{512, 512, 512}})
+    ExpectMatches(GetParam(), Engine::kWgmma, s);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, Ch04HopperEdges,
+                         ::testing::Values(Precision::kBf16, Precision::kFp16),
+                         [](const auto& info) { return std::string(tensor::Name(info.param)); });
+
+class Ch04HopperArch : public staged::testing::GpuTest {};
+
+TEST_F(Ch04HopperArch, RefusedWhereUnavailableRunsWhereAvailable) {
+  // TF32 has no stage 10 anywhere; BF16 and FP16 run where the GPU (or the profile) is 9.0 and
+  // the build compiled the stage, and refuse with the reason elsewhere (a profile of a smaller
+  // GPU on a Hopper, a compute_75 PTX-only build).
+  std::string why;
+  EXPECT_FALSE(tensor::HopperAvailable(Precision::kTf32, &why));
+  EXPECT_NE(why.find("stage 9"), std::string::npos) << why;
+  const Shape s{32, 32, 32};
+  staged::DeviceBuffer<float> c(1024);
+  for (const Precision p : {Precision::kBf16, Precision::kFp16}) {
+    SCOPED_TRACE(tensor::Name(p));
+    const DeviceInputs in(p, FloatInput(1024, kTestSeed), FloatInput(1024, kTestSeed + 1));
+    if (tensor::HopperAvailable(p, &why)) {
+      EXPECT_TRUE(why.empty());
+      EXPECT_EQ(staged::PlanningLimits().cc, 90);
+      EXPECT_NO_THROW(Launch(p, Engine::kWgmma, in, c.data(), s));
+    } else {
+      EXPECT_FALSE(why.empty());
+      EXPECT_THROW(Launch(p, Engine::kWgmma, in, c.data(), s), staged::ArchitectureError);
+    }
+  }
+}
+
+class Ch04HopperMutation : public staged::testing::GpuTestWithParam<Case> {};
+
+TEST_P(Ch04HopperMutation, CheckerRejectsEachFault) {
+  const auto [p, s] = GetParam();
+  SKIP_WITHOUT_HOPPER(p);
+  ExpectEachFaultRejected(p, Engine::kWgmma, s);
+}
+
+INSTANTIATE_TEST_SUITE_P(Bench, Ch04HopperMutation,
+                         ::testing::Combine(::testing::Values(Precision::kBf16, Precision::kFp16),
                                             ::testing::ValuesIn(kTensorBenchShapes)),
                          CaseName);
 

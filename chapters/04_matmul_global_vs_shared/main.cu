@@ -8,8 +8,8 @@
  * `optimized` row runs; default `best`, the stage ChooseStage picks for the shape).
  * ch04_optimized also times every stage as its own `optimized:<stage>` row (the skinny stage
  * only where min(M, N) <= 64). `--type tf32|bf16|fp16` (ch04_optimized only; sm_80 and newer,
- * fp16 from sm_75) times the tensor-core stage, `optimized:mma`, against
- * cuBLAS at the same precision (RunTensor).
+ * fp16 from sm_75) times the tensor-core stage, `optimized:mma`, and on a Hopper GPU in bf16 and
+ * fp16 stage 10, `optimized:wgmma`, against cuBLAS at the same precision (RunTensor).
  *
  * Inputs: float uniform in [-1, 1); int32 uniform in [-8, 8], so |C_ij| <= 64·K never overflows
  * for K <= kMaxDimension. Reference: the CPU (double accumulation, exact for int32) up to
@@ -256,7 +256,8 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   return staged::FinishRun(report, opt);
 }
 
-/// The tensor-core run: stage 9 (`optimized:mma`) and cuBLAS at the same precision, both
+/// The tensor-core run: stage 9 (`optimized:mma`), stage 10 (`optimized:wgmma`, Hopper, BF16 and
+/// FP16) and cuBLAS at the same precision, all
 /// checked against the exact product of the rounded inputs (tensor.cuh's bounds).
 int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Precision p) {
   namespace tc = ch04::tensor;
@@ -305,17 +306,41 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
                           tc::MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k, st);
                         }
                       }});
-  variants.push_back({"library:cublas", [&](cudaStream_t st) {
-                        if (p == tc::Precision::kBf16) {
-                          cublas.MatmulBf16(d_abf.data(), d_bbf.data(), d_c.data(), s.m, s.n, s.k,
-                                            st);
-                        } else if (p == tc::Precision::kFp16) {
-                          cublas.MatmulFp16(d_ah.data(), d_bh.data(), d_c.data(), s.m, s.n, s.k, st);
-                        } else {
-                          cublas.MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k,
-                                            st);
-                        }
-                      }});
+  // Stage 10 (Hopper's wgmma) in BF16 and FP16 where this GPU and build have it and TMA can
+  // describe the operands (K and N multiples of 8).
+  std::string hopper_why;
+  const bool hopper =
+      tc::HopperAvailable(p, &hopper_why) &&
+      tc::HopperFits(p == tc::Precision::kBf16 ? static_cast<const void*>(d_abf.data())
+                                               : static_cast<const void*>(d_ah.data()),
+                     p == tc::Precision::kBf16 ? static_cast<const void*>(d_bbf.data())
+                                               : static_cast<const void*>(d_bh.data()),
+                     s.n, s.k);
+  if (hopper) {
+    variants.push_back(
+        {"optimized:wgmma", [&](cudaStream_t st) {
+           if (p == tc::Precision::kBf16) {
+             tc::MatmulWgmmaBf16(d_abf.data(), d_bbf.data(), d_c.data(), s.m, s.n, s.k, st);
+           } else {
+             tc::MatmulWgmmaFp16(d_ah.data(), d_bh.data(), d_c.data(), s.m, s.n, s.k, st);
+           }
+         }});
+  } else if (opt.format == staged::OutputFormat::kTable) {
+    std::cerr << "optimized:wgmma left out: "
+              << (hopper_why.empty() ? "TMA needs K and N to be multiples of 8" : hopper_why)
+              << "\n";
+  }
+  const std::size_t library_row = variants.size();
+  variants.push_back(
+      {"library:cublas", [&](cudaStream_t st) {
+         if (p == tc::Precision::kBf16) {
+           cublas.MatmulBf16(d_abf.data(), d_bbf.data(), d_c.data(), s.m, s.n, s.k, st);
+         } else if (p == tc::Precision::kFp16) {
+           cublas.MatmulFp16(d_ah.data(), d_bh.data(), d_c.data(), s.m, s.n, s.k, st);
+         } else {
+           cublas.MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k, st);
+         }
+       }});
 
   // Reference: the exact product of the rounded inputs (the CPU in double, else FP32 SGEMM).
   std::vector<float> ref_c, ref_abs;
@@ -334,8 +359,9 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
   }
   // Our kernel rounds as the reference does; cuBLAS's TF32 rounding is not documented, so its
   // row also gets the inputs' rounding (InputRoundingScale; 0 for BF16).
-  const double scales[2] = {tc::AccumulationScale(s.k),
-                            tc::AccumulationScale(s.k) + tc::InputRoundingScale(p)};
+  auto scale = [&](std::size_t i) {
+    return tc::AccumulationScale(s.k) + (i == library_row ? tc::InputRoundingScale(p) : 0.0);
+  };
   std::vector<staged::Verified> verified;
   for (std::size_t i = 0; i < variants.size(); ++i) {
     if (!opt.verify) {
@@ -346,8 +372,8 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
     variants[i].launch(stream.get());
     std::vector<float> out(size_c);
     d_c.CopyToHost(out.data(), size_c, stream.get());
-    const staged::VerifyReport r = ch04::CompareProductWithin(ref_c.data(), out.data(),
-                                                              ref_abs.data(), size_c, s.k, scales[i]);
+    const staged::VerifyReport r =
+        ch04::CompareProductWithin(ref_c.data(), out.data(), ref_abs.data(), size_c, s.k, scale(i));
     if (!r.ok) std::cerr << variants[i].name << ": " << r.Summary() << "\n";
     verified.push_back(r.ok ? staged::Verified::kYes : staged::Verified::kNo);
   }
@@ -373,8 +399,8 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
     r.dist = label;
     r.time = times[i];
     const bool is_probe = i + 1 == variants.size();
-    r.throughput = rate(is_probe ? probe.Flops() : 2.0 * static_cast<double>(volume),
-                        times[i].median_ms);
+    r.throughput =
+        rate(is_probe ? probe.Flops() : 2.0 * static_cast<double>(volume), times[i].median_ms);
     r.unit = "GFLOP/s";
     // The FP32 rate is not a tensor core's ceiling; mma.sync's own rate is the stage's (cuBLAS
     // may use other instructions, so its row has none).

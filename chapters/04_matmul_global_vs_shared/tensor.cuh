@@ -1,6 +1,7 @@
 /**
  * @file tensor.cuh
- * @brief Chapter 04 past FP32: C = A·B on the tensor cores (stage 9, warp-level `mma.sync`), in
+ * @brief Chapter 04 past FP32: C = A·B on the tensor cores (stage 9, warp-level `mma.sync`;
+ *        stage 10 on Hopper, warp-group `wgmma` fed by TMA, in BF16 and FP16), in
  *        TF32 (FP32 inputs rounded to TF32 by the kernel), BF16 or FP16 (inputs of that type),
  *        all with FP32 accumulation and an FP32 C; the rounding the tensor cores apply, emulated on the host;
  *        the error bound their products are checked against; cuBLAS at the same precision.
@@ -162,6 +163,47 @@ class MmaProbe {
 /// @throws staged::ArchitectureError where `Available` is false (and M, N, K > 0)
 void MatmulFp16(const __half* d_a, const __half* d_b, float* d_c, int m, int n, int k,
                 cudaStream_t stream);
+
+/// @brief Whether stage 10 (Hopper: `wgmma` fed by the Tensor Memory Accelerator, wgmma.cu) runs
+///        here in @p p: BF16 or FP16 (`wgmma` reads a row-major B transposed, which it does for
+///        16-bit types only; TF32 products stay on stage 9), a GPU (or the device profile in
+///        force) of compute capability 9.0 (sm_90a's instructions exist there and nowhere else),
+///        and a build that compiled wgmma.cu for sm_90a (one whose CUDA architectures include 90).
+/// @param[in] p the precision
+/// @param[out] why when false (and non-null): the reason, for a skip or an error message
+bool HopperAvailable(Precision p, std::string* why = nullptr);
+
+/// @brief Whether TMA can describe A and B: its rows must be 16-byte multiples apart and start
+///        on a 16-byte boundary, so K and N multiples of 8 and @p d_a, @p d_b 16-byte aligned.
+///        Stage 10 runs stage 9 for operands that do not fit.
+/// @param[in] d_a device A @param[in] d_b device B
+/// @param[in] n columns of B @param[in] k columns of A, rows of B
+bool HopperFits(const void* d_a, const void* d_b, int n, int k);
+
+/// @brief Stage 10 in BF16: C = A·B with BF16 A and B, FP32 accumulation and C, on `wgmma`
+///        (stage 9 where `HopperFits` is false).
+/// @param[in] d_a device A, M×K row-major
+/// @param[in] d_b device B, K×N row-major
+/// @param[out] d_c device C, M×N row-major
+/// @param[in] m rows of A and C
+/// @param[in] n columns of B and C
+/// @param[in] k columns of A, rows of B
+/// @param[in] stream the stream
+/// @throws staged::ArchitectureError where `HopperAvailable` is false (and M, N, K > 0)
+void MatmulWgmmaBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n,
+                     int k, cudaStream_t stream);
+
+/// @brief Stage 10 in FP16: as MatmulWgmmaBf16 with FP16 A and B.
+/// @param[in] d_a device A, M×K row-major
+/// @param[in] d_b device B, K×N row-major
+/// @param[out] d_c device C, M×N row-major
+/// @param[in] m rows of A and C
+/// @param[in] n columns of B and C
+/// @param[in] k columns of A, rows of B
+/// @param[in] stream the stream
+/// @throws staged::ArchitectureError where `HopperAvailable` is false (and M, N, K > 0)
+void MatmulWgmmaFp16(const __half* d_a, const __half* d_b, float* d_c, int m, int n, int k,
+                     cudaStream_t stream);
 
 /// @brief cuBLAS at the same precision: `cublasGemmEx` with FP32 operands and
 ///        CUBLAS_COMPUTE_32F_FAST_TF32, or BF16 or FP16 operands and CUBLAS_COMPUTE_32F; C in FP32.
