@@ -497,12 +497,13 @@ def plot_ch04(p, chapter, rows):
         plot_ch04_tensor(p, chapter, rows, tensor)
 
 
-TENSOR_SERIES = {"optimized:mma": "optimized:mma", "library:cublas": "library:cublas (same type)",
+TENSOR_SERIES = {"optimized:mma": "optimized:mma", "optimized:wgmma": "optimized:wgmma (Hopper)",
+                 "library:cublas": "library:cublas (same type)",
                  "probe:mma.sync": "probe:mma.sync (ceiling)"}
 
 
 def plot_ch04_tensor(p, chapter, rows, tensor):
-    """The tensor-core stage against cuBLAS at the same precision and the `mma.sync` probe, per
+    """The tensor-core stages against cuBLAS at the same precision and the `mma.sync` probe, per
     shape and type (TF32, BF16, FP16: the group's label names it), beside the FP32 default and
     FP32 cuBLAS on the same shape (what the tensor cores buy)."""
     fp32 = {}
@@ -521,7 +522,7 @@ def plot_ch04_tensor(p, chapter, rows, tensor):
         legend.append(copy.copy(tensor[0]))
         legend[-1].variant = name
     p.bars(chapter, legend, groups, "tensor",
-           f"{chapter}: tensor cores (mma.sync) and cuBLAS at the same precision (M×N×K)",
+           f"{chapter}: tensor cores (mma.sync, wgmma) and cuBLAS at the same precision (M×N×K)",
            tensor[0].unit)
 
 
