@@ -114,11 +114,13 @@ __device__ __forceinline__ std::uint64_t Descriptor(unsigned address, unsigned l
          static_cast<std::uint64_t>((stride & 0x3FFFF) >> 4) << 32 | std::uint64_t{1} << 62;
 }
 
-// The 128 accumulator operands of m64n256k16, in order.
+/// Eight of the accumulator operands of m64n256k16, from d[i] on (read and written).
 #define CH04_ACC8(i)                                                                    \
   "+f"(d[(i)]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), \
       "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
+/// Thirty-two of them, from d[i] on.
 #define CH04_ACC32(i) CH04_ACC8(i), CH04_ACC8((i) + 8), CH04_ACC8((i) + 16), CH04_ACC8((i) + 24)
+/// The instruction's accumulator list, %0 to %127 (d[0] to d[127]).
 #define CH04_ACC_LIST                                                                          \
   "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
   "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "           \
@@ -129,8 +131,8 @@ __device__ __forceinline__ std::uint64_t Descriptor(unsigned address, unsigned l
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "     \
   "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, " \
   "%126, %127}"
-// d += A·B: A and B from shared memory (descriptors), scale-d true (a predicate: accumulate),
-// A and B unscaled, A as stored (K-major), B transposed (MN-major).
+/// d += A·B in @p TYPE ("bf16" or "f16"): A and B from shared memory (descriptors), scale-d
+/// true (a predicate: accumulate), A and B unscaled, A as stored (K-major), B transposed.
 #define CH04_WGMMA(TYPE)                                                             \
   asm volatile(                                                                      \
       "{\n.reg .pred acc;\nsetp.ne.b32 acc, 1, 0;\n"                                 \
