@@ -164,10 +164,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   std::uint64_t* empty = full + kStages;
   const int group = threadIdx.x / 128, tid = threadIdx.x % 128;
   // The block's tile: bands of kBand tile rows, each band swept column by column.
-  const int tiles_m = (m + kBm - 1) / kBm;
-  const int band = blockIdx.x / (kBand * ((n + kBn - 1) / kBn));
+  const int tiles_m = (m + kBm - 1) / kBm, band_blocks = kBand * ((n + kBn - 1) / kBn);
+  const int band = blockIdx.x / band_blocks, in_band = blockIdx.x % band_blocks;
   const int band_rows = min(kBand, tiles_m - band * kBand);
-  const int in_band = blockIdx.x % (kBand * ((n + kBn - 1) / kBn));
   const int m0 = (band * kBand + in_band % band_rows) * kBm, n0 = in_band / band_rows * kBn;
   const int tiles = (k + kBk - 1) / kBk;
   if (threadIdx.x == 0) {
