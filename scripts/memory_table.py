@@ -11,8 +11,8 @@ docs/pages/gpu.md is written from that CSV; --check fails when the page and the 
 (CI runs it).
 
 The need is what the program allocates itself (inputs, outputs, scratch, CUB's scratch as CUB
-reports it); the CUDA context and a display take a few hundred MB more, so the table's budget is
-the card's memory less that margin.
+reports it); the CUDA context and a display take a few hundred MB more. Each cell shows the size
+and its need, so a reader sees how much of the card is left for them.
 
 Usage: memory_table.py --measure [--build build] [--out docs/results/memory.csv]
        memory_table.py [--check]         (render docs/pages/gpu.md from the CSV, or check it)
@@ -157,14 +157,18 @@ def render(rows):
         for b in budgets:
             r = mine.get(b)
             cell = size_label(int(r["largest_n"]), r["what"]) if r else "—"
+            if r and int(r["largest_n"]):
+                cell += f" ({int(r['need_bytes']) / GIB:.1f})"
             if r and r["limit"] == "program":
                 cell += " (its limit)"
             cells.append(cell)
         lines.append(f"| `{exe}` ({first['what']}) | " + " | ".join(cells) + " |")
     lines.append("")
-    lines.append(f"Measured by `scripts/memory_table.py --measure` on the {gpu}; the largest size "
+    lines.append(f"Measured by `scripts/memory_table.py --measure` on the {gpu}: the largest size "
                  "on a grid of 2^k and 1.5 × 2^k (multiples of 1024 for matrices) whose run "
-                 "needs at most the budget.")
+                 "needs at most the card's memory (N GB = N GiB), with that need in GiB in "
+                 "brackets. The CUDA context and a display take a few hundred MB beyond the "
+                 "need: where the need comes within 0.5 GiB of the card, take a smaller `--n`.")
     return "\n".join(lines)
 
 
@@ -192,7 +196,7 @@ def self_test():
     rows = [dict(zip(COLUMNS, ("03_mppsort", "ch03_optimized", "", "32-bit keys", b, n, n * 36,
                                "", "Test GPU"))) for b, n in ((4, 96 << 20), (6, 3 << 27))]
     table = render(rows)
-    ok = "| `ch03_optimized` (32-bit keys) | 96M | 384M |" in table
+    ok = "| `ch03_optimized` (32-bit keys) | 96M (3.4) | 384M (13.5) |" in table
     failures += not ok
     print(f"self-test: render: {'as it should' if ok else 'WRONG: ' + table}")
     return 1 if failures else 0
