@@ -57,7 +57,8 @@ INLINE_TOOL = re.compile(r"`((?:ncu|nsys|cuobjdump)\s[^`<]*build/[^`<]+)`")
 INLINE_SELECTOR = re.compile(r"`((?:-R|-E|-L|-LE) [^`<>]+)`")
 PLACEHOLDER = re.compile(r"(?<![A-Z])NN(?![A-Z])")
 NEEDS_GPU = re.compile(r"(^|\s)(build/bin/|build/tests/|compute-sanitizer\s|ncu\s|nsys\s"
-                       r"|scripts/gpu_suite\.sh|scripts/tour\.sh|scripts/test\.sh|scripts/my_gpu\.py)")
+                       r"|scripts/gpu_suite\.sh|scripts/tour\.sh|scripts/test\.sh|scripts/my_gpu\.py"
+                       r"|scripts/memory_table\.py --measure)")
 NO_TESTS = re.compile(r"No tests were found|no test matches --gtest_filter|no tests matched")
 # Tools that run a target (their options first): without them the target runs alone.
 WRAPPERS = ("compute-sanitizer", "ncu", "nsys")

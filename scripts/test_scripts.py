@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Tests of the test-suite scripts' logic on made-up input: build_progress.py (the progress
 lines), ctest_summary.py (the reasons a JUnit skip gives), check_test_labels.py (timer calls
-outside *Timing suites), check_page_commands.py (which words of a page are commands), and
-test.sh's option handling (a usage error before anything is built).
+outside *Timing suites), check_page_commands.py (which words of a page are commands),
+memory_table.py --measure without a GPU, and test.sh's option handling (a usage error before
+anything is built).
 
 Run: python3 scripts/test_scripts.py   (nothing else needed)
 """
@@ -190,6 +191,27 @@ class MyGpu(unittest.TestCase):
         self.assertEqual(my_gpu.verdict(row(1.0, 0.8, 1.2, 85), 100, "GB/s")[0], "ok")  # noisy
         self.assertEqual(my_gpu.verdict(row(1.2, 1.19, 1.21, 0), 1.0, "ms")[0], "short")
         self.assertEqual(my_gpu.verdict(row(0.9, 0.89, 0.91, 0), 1.0, "ms")[0], "ok")
+
+
+class MemoryTable(unittest.TestCase):
+    """memory_table.py --measure on a machine whose device query finds no GPU: a skip (77) with
+    the reason, and no CSV written."""
+
+    def test_measure_without_a_gpu_is_a_skip_that_writes_nothing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            build = pathlib.Path(tmp) / "build"
+            (build / "bin").mkdir(parents=True)
+            query = build / "bin" / "staged_device_query"
+            query.write_text("#!/bin/sh\necho 'no NVIDIA GPU found' >&2\nexit 77\n")
+            query.chmod(0o755)
+            out = pathlib.Path(tmp) / "memory.csv"
+            done = subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve().parent /
+                                                       "memory_table.py"), "--measure",
+                                   "--build", str(build), "--out", str(out)],
+                                  capture_output=True, text=True)
+            self.assertEqual(done.returncode, 77, done.stderr)
+            self.assertIn("no usable GPU", done.stderr)
+            self.assertFalse(out.exists())
 
 
 class TimingSuites(unittest.TestCase):
