@@ -11,8 +11,9 @@ docs/pages/gpu.md is written from that CSV; --check fails when the page and the 
 (CI runs it).
 
 The need is what the program allocates itself (inputs, outputs, scratch, CUB's scratch as CUB
-reports it); the CUDA context and a display take a few hundred MB more. Each cell shows the size
-and its need, so a reader sees how much of the card is left for them.
+reports it); the CUDA context and a display take a few hundred MB more, so a size fits a card when
+its need leaves MARGIN_GIB of the card free (the CSV's margin_bytes; 0 in a CSV without the
+column). Each cell shows the size and its need.
 
 Usage: memory_table.py --measure [--build build] [--out docs/results/memory.csv]
        memory_table.py [--check]         (render docs/pages/gpu.md from the CSV, or check it)
@@ -33,7 +34,8 @@ PAGE = ROOT / "docs" / "pages" / "gpu.md"
 BUDGETS_GIB = (4, 6, 8, 12, 16, 24)
 GIB = 1 << 30
 COLUMNS = ("chapter", "executable", "args", "what", "budget_gib", "largest_n", "need_bytes",
-           "limit", "gpu")
+           "limit", "gpu", "margin_bytes")
+MARGIN_GIB = 0.5  # left free for the CUDA context and a display
 
 
 def counts():
@@ -117,10 +119,12 @@ def measure(build, out):
             return cache[n]
 
         for budget in BUDGETS_GIB:
-            n, b, limit = largest_fitting(grid(), need_of, budget * GIB)
+            margin = int(MARGIN_GIB * GIB)
+            n, b, limit = largest_fitting(grid(), need_of, budget * GIB - margin)
             rows.append({"chapter": chapter, "executable": exe, "args": " ".join(args),
                          "what": what, "budget_gib": budget, "largest_n": n or 0,
-                         "need_bytes": b or 0, "limit": limit, "gpu": gpu})
+                         "need_bytes": b or 0, "limit": limit, "gpu": gpu,
+                         "margin_bytes": margin})
             print(f"{exe} {budget} GB: n = {n} ({b} bytes){' ' + limit if limit else ''}",
                   flush=True)
     with open(out, "w", newline="") as f:
@@ -169,11 +173,17 @@ def render(rows):
             cells.append(cell)
         lines.append(f"| `{exe}` ({first['what']}) | " + " | ".join(cells) + " |")
     lines.append("")
+    margin = int(rows[0].get("margin_bytes") or 0) / GIB
+    if margin > 0:
+        fits = (f"needs at most the card's memory less {margin:g} GiB for the CUDA context and a "
+                "display (N GB = N GiB), with that need in GiB in brackets.")
+    else:
+        fits = ("needs at most the card's memory (N GB = N GiB), with that need in GiB in "
+                "brackets. The CUDA context and a display take a few hundred MB beyond the "
+                "need: where the need comes within 0.5 GiB of the card, take a smaller `--n`.")
     lines.append(f"Measured by `scripts/memory_table.py --measure` on the {gpu}: the largest size "
                  "on a grid of 2^k and 1.5 × 2^k (multiples of 1024 for matrices) whose run "
-                 "needs at most the card's memory (N GB = N GiB), with that need in GiB in "
-                 "brackets. The CUDA context and a display take a few hundred MB beyond the "
-                 "need: where the need comes within 0.5 GiB of the card, take a smaller `--n`.")
+                 + fits)
     return "\n".join(lines)
 
 
@@ -204,6 +214,10 @@ def self_test():
     ok = "| `ch03_optimized` (32-bit keys) | 96M (3.4) | 384M (13.5) |" in table
     failures += not ok
     print(f"self-test: render: {'as it should' if ok else 'WRONG: ' + table}")
+    rows[0]["margin_bytes"] = rows[1]["margin_bytes"] = str(GIB // 2)
+    ok = "less 0.5 GiB for the CUDA context" in render(rows)
+    failures += not ok
+    print(f"self-test: the caption names the margin: {'as it should' if ok else 'WRONG'}")
     return 1 if failures else 0
 
 
