@@ -110,6 +110,7 @@ def measure(build, out):
     rows = list(csv.DictReader(io.StringIO(query.stdout)))
     gpu = rows[0]["name"] if query.returncode == 0 and rows else "?"
     rows = []
+    margin = int(MARGIN_GIB * GIB)
     for chapter, exe, args, what, grid in PROGRAMS:
         cache = {}
 
@@ -119,7 +120,6 @@ def measure(build, out):
             return cache[n]
 
         for budget in BUDGETS_GIB:
-            margin = int(MARGIN_GIB * GIB)
             n, b, limit = largest_fitting(grid(), need_of, budget * GIB - margin)
             rows.append({"chapter": chapter, "executable": exe, "args": " ".join(args),
                          "what": what, "budget_gib": budget, "largest_n": n or 0,
@@ -180,7 +180,8 @@ def render(rows):
     else:
         fits = ("needs at most the card's memory (N GB = N GiB), with that need in GiB in "
                 "brackets. The CUDA context and a display take a few hundred MB beyond the "
-                "need: where the need comes within 0.5 GiB of the card, take a smaller `--n`.")
+                f"need: where the need comes within {MARGIN_GIB:g} GiB of the card, take a "
+                "smaller `--n`.")
     lines.append(f"Measured by `scripts/memory_table.py --measure` on the {gpu}: the largest size "
                  "on a grid of 2^k and 1.5 × 2^k (multiples of 1024 for matrices) whose run "
                  + fits)
