@@ -43,6 +43,10 @@ const std::vector<DeviceLimits> kProfiles = {
     // GeForce RTX 3060 laptop GPU specifications: 3840 CUDA cores (30 SMs); GA106: 3 MB L2
     {"rtx3060-laptop", 86, 30, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 3 * kMiB,
      6 * kGiB},
+    // A10G (AWS EC2 G5 instances; GA102): AWS's G5 page gives its 24 GB; NVIDIA publishes no A10G
+    // data sheet (only the A10's: 72 SMs), so the 80 SMs and 6 MB L2 are what the CUDA runtime
+    // reports on a G5 instance
+    {"a10g", 86, 80, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 16, 65536, 6 * kMiB, 24 * kGiB},
     // GeForce RTX 4060 laptop GPU specifications: 3072 CUDA cores (24 SMs); Ada whitepaper
     // (AD107): 32 MB L2
     {"rtx4060-laptop", 89, 24, 99 * kKiB, 100 * kKiB, 1 * kKiB, 1536, 24, 65536, 32 * kMiB,

@@ -47,7 +47,7 @@ TEST(DeviceProfiles, TheGpusStudentsUseHaveTheirProductsSmCountAndL2) {
     std::size_t l2_mib;
   } expected[] = {{"rtx2080", 75, 46, 4},        {"rtx3060-laptop", 86, 30, 3},
                   {"rtx4060-laptop", 89, 24, 32}, {"l4", 89, 58, 48},
-                  {"h100", 90, 132, 50},          {"h200", 90, 132, 60}};
+                  {"a10g", 86, 80, 6},            {"h100", 90, 132, 50},          {"h200", 90, 132, 60}};
   for (const auto& e : expected) {
     const DeviceLimits& p = DeviceProfile(e.name);
     EXPECT_EQ(p.cc, e.cc) << e.name;
