@@ -2,7 +2,8 @@
 """Tests of the test-suite scripts' logic on made-up input: build_progress.py (the progress
 lines), ctest_summary.py (the reasons a JUnit skip gives), check_test_labels.py (timer calls
 outside *Timing suites), check_page_commands.py (which words of a page are commands),
-memory_table.py --measure without a GPU, and test.sh's option handling (a usage error before
+memory_table.py --measure without a GPU, chapter 02's stdin_check.cmake run twice at once, and
+test.sh's option handling (a usage error before
 anything is built).
 
 Run: python3 scripts/test_scripts.py   (nothing else needed)
@@ -212,6 +213,33 @@ class MemoryTable(unittest.TestCase):
             self.assertEqual(done.returncode, 77, done.stderr)
             self.assertIn("no usable GPU", done.stderr)
             self.assertFalse(out.exists())
+
+
+class StdinCheck(unittest.TestCase):
+    """chapters/02_histogram_scan_countsort/stdin_check.cmake, as two ctest runs over one build
+    folder start it: two checks at once with the same OUTPUT path must not share a file (with a
+    shared file, the longer output's tail stays behind the shorter one and its check fails)."""
+
+    def test_two_checks_at_once_with_one_output_path_both_pass(self):
+        check = pathlib.Path(__file__).resolve().parent.parent / "chapters" / \
+            "02_histogram_scan_countsort" / "stdin_check.cmake"
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            runs = []
+            for name, text, delay in (("long", "b" * 64, "0.1"), ("short", "a" * 8, "0.6")):
+                data = tmp / f"{name}.txt"
+                data.write_text(text)
+                cmd = tmp / f"{name}.sh"  # echoes stdin after a delay, as a slow GPU run would
+                cmd.write_text(f"#!/bin/sh\nsleep {delay}\ncat\n")
+                cmd.chmod(0o755)
+                runs.append(subprocess.Popen(
+                    ["cmake", f"-DCMD={cmd}", f"-DINPUT={data}", f"-DEXPECTED={data}",
+                     f"-DOUTPUT={tmp / 'shared.out'}", "-P", str(check)],
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            for run in runs:
+                output = run.communicate()[0]
+                self.assertEqual(run.returncode, 0, output)
+            self.assertEqual(list(tmp.glob("shared.out*")), [])
 
 
 class TimingSuites(unittest.TestCase):

@@ -2,6 +2,10 @@
 #   -DEXPECTED=<file>: exit 0 and OUTPUT byte-identical to <file>.
 #   -DEXPECT_RC=<code> [-DEXPECT_MESSAGE=<text>]: that exit code, empty OUTPUT, <text> on stderr.
 # Exit 77 (no GPU) prints STAGED_SKIP, which the test's SKIP_REGULAR_EXPRESSION turns into a skip.
+# OUTPUT gets a random suffix, so that two ctest runs over one build folder (under two device
+# profiles, say) never write one file; a passing run removes its file, a failing one keeps it.
+string(RANDOM LENGTH 12 tag)
+set(OUTPUT "${OUTPUT}.${tag}")
 execute_process(COMMAND ${CMD} --stdin INPUT_FILE ${INPUT} OUTPUT_FILE ${OUTPUT}
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 file(SIZE ${OUTPUT} out_size)
@@ -19,10 +23,12 @@ if(DEFINED EXPECT_RC)
     endif()
   endif()
   message(STATUS "exit ${rc}, empty stdout, stderr: ${err}")
+  file(REMOVE ${OUTPUT})
   return()
 endif()
 if(rc EQUAL 77)
   message(STATUS "STAGED_SKIP: ${err}")
+  file(REMOVE ${OUTPUT})
   return()
 endif()
 if(NOT rc EQUAL 0)
@@ -33,3 +39,4 @@ if(NOT same EQUAL 0)
   message(FATAL_ERROR "${CMD} --stdin < ${INPUT}: stdout (${out_size} bytes) differs from ${EXPECTED}")
 endif()
 message(STATUS "stdout matches ${EXPECTED} (${out_size} bytes); stderr: ${err}")
+file(REMOVE ${OUTPUT})
