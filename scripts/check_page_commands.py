@@ -16,6 +16,8 @@ means it: `scripts/test.sh --chapter NN <selector>` on chapter NN's pages, `scri
   (`build/bin/staged_device_query` says which): executables and test programs in build/,
   compute-sanitizer, ncu, scripts/test.sh, scripts/gpu_suite.sh, scripts/tour.sh and
   scripts/my_gpu.py may;
+- where it asks for more GPUs (`--gpus K`) than this machine has (`nvidia-smi -L` counts them),
+  is skipped and says so;
 - not report that no test matched ("No tests were found", GoogleTest's "no test matches", or
   test.sh's "no tests matched"), whatever its exit code.
 
@@ -154,10 +156,24 @@ def gpu_here(build):
     return subprocess.run([str(query)], capture_output=True).returncode != 77
 
 
-def run(command, has_gpu, workdir=ROOT, outdir=None):
+def gpu_count():
+    """How many GPUs `nvidia-smi -L` lists here (0 without it)."""
+    if shutil.which("nvidia-smi") is None:
+        return 0
+    done = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return sum(line.startswith("GPU ") for line in done.stdout.splitlines()) \
+        if done.returncode == 0 else 0
+
+
+def run(command, has_gpu, workdir=ROOT, outdir=None, gpus=None):
     """Runs @p command (OUTDIR: @p outdir, shared by the commands of one check, or a fresh
-    folder); returns (ok, what happened)."""
+    folder) on a machine with @p gpus GPUs (None: count them); returns (ok, what happened)."""
     note = ""
+    wanted = re.search(r"(?:^|\s)--gpus[ =](\d+)\b", command)
+    if has_gpu and wanted:
+        gpus = gpu_count() if gpus is None else gpus
+        if int(wanted.group(1)) > gpus:
+            return True, f"skipped: needs {wanted.group(1)} GPUs; this machine has {gpus}"
     for tool in WRAPPERS:
         if re.search(rf"(^|\s){tool}\s", command) and shutil.which(tool) is None:
             command = without_wrapper(command, tool)

@@ -361,6 +361,14 @@ class PageCommands(unittest.TestCase):
                          ["scripts/test.sh --chapter 01", "A=1 scripts/gpu_suite.sh OUTDIR",
                           "compute-sanitizer --tool memcheck build/bin/ch01_naive --n 5"])
 
+    def test_a_command_for_more_gpus_than_the_machine_has_is_skipped(self):
+        command = "build/bin/no_such_program --gpus 2 --n 256M"
+        ok, what = check_page_commands.run(command, has_gpu=True, gpus=1)
+        self.assertTrue(ok, what)
+        self.assertIn("needs 2 GPUs; this machine has 1", what)
+        ok, what = check_page_commands.run(command, has_gpu=True, gpus=2)  # runs, and fails
+        self.assertFalse(ok, what)
+
     def test_without_the_sanitizer_or_ncu_its_target_runs(self):
         self.assertEqual(check_page_commands.without_wrapper(
             "X=0 compute-sanitizer --tool racecheck --print-limit=20 build/bin/a --n 5"),
