@@ -17,8 +17,8 @@
 # A suite whose name ends in "Timing" times the GPU: its batches also get the label `timing`
 # and RUN_SERIAL. A suite whose name ends in "Largest" decides from the GPU's free memory
 # whether it can run: its batches get RUN_SERIAL, so that other tests' memory cannot turn them
-# into skips under ctest -j. The list is read from the executable (--gtest_list_tests) the first time ctest
-# runs after it (or this file) changed, and kept in _cache.
+# into skips under ctest -j. The list is read from the executable (--gtest_list_tests) the first
+# time ctest runs after it (or this file) changed, and kept in _cache.
 
 if(NOT EXISTS "${_exe}")
   # Not built: one test that fails, saying so (as gtest_discover_tests does).
@@ -120,5 +120,10 @@ foreach(_group IN LISTS _groups)
     math(EXPR _first "${_last} + 1")
   endwhile()
 endforeach()
-file(WRITE "${_cache}" "${_script}")
+# Written to a file of its own and renamed over _cache, so that a ctest started at the same
+# time (two profiles' runs over one build folder) includes the old list or the new one, never a
+# list cut short.
+string(RANDOM LENGTH 12 _tag)
+file(WRITE "${_cache}.${_tag}" "${_script}")
+file(RENAME "${_cache}.${_tag}" "${_cache}")
 include("${_cache}")

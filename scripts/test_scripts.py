@@ -2,13 +2,14 @@
 """Tests of the test-suite scripts' logic on made-up input: build_progress.py (the progress
 lines), ctest_summary.py (the reasons a JUnit skip gives), check_test_labels.py (timer calls
 outside *Timing suites), check_page_commands.py (which words of a page are commands),
-memory_table.py --measure without a GPU, chapter 02's stdin_check.cmake run twice at once, and
+memory_table.py --measure without a GPU, chapter 02's stdin_check.cmake run twice at once, cmake/gtest_batches.cmake's list, and
 test.sh's option handling (a usage error before
 anything is built).
 
 Run: python3 scripts/test_scripts.py   (nothing else needed)
 """
 import io
+import os
 import pathlib
 import subprocess
 import sys
@@ -240,6 +241,50 @@ class StdinCheck(unittest.TestCase):
                 output = run.communicate()[0]
                 self.assertEqual(run.returncode, 0, output)
             self.assertEqual(list(tmp.glob("shared.out*")), [])
+
+
+class GtestBatches(unittest.TestCase):
+    """cmake/gtest_batches.cmake, run as a script with add_test counted: the batches of a made-up
+    listing, and a new list that replaces the cached one instead of being written into it (a
+    ctest started meanwhile must never include a list cut short)."""
+
+    def test_batches_and_a_cache_replaced_whole(self):
+        batches = pathlib.Path(__file__).resolve().parent.parent / "cmake" / "gtest_batches.cmake"
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            exe = tmp / "fake_tests"
+            listing = "Solo.\n  One\nAll/Rows.\n" + \
+                "".join(f"  MatchesCpu/Tiled16_{i}\n" for i in range(20))
+            exe.write_text(f"#!/bin/sh\nprintf '{listing}'\n")
+            exe.chmod(0o755)
+            old = tmp / "old_list.cmake"
+            old.write_text("# a list kept by another reader\n")
+            cache = tmp / "cache.cmake"
+            os.link(old, cache)  # written in place, the cache would change old_list.cmake too
+            os.utime(old, (1, 1))
+            names = tmp / "names.txt"
+            harness = tmp / "harness.cmake"
+            harness.write_text(textwrap.dedent(f"""\
+                function(add_test name)
+                  file(APPEND "{names}" "${{name}}\\n")
+                endfunction()
+                function(set_tests_properties)
+                endfunction()
+                set(_exe "{exe}")
+                set(_name fake_tests)
+                set(_labels host)
+                set(_batch 16)
+                set(_cache "{cache}")
+                include("{batches}")
+                """))
+            done = subprocess.run(["cmake", "-P", str(harness)], capture_output=True, text=True)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertEqual(names.read_text().split(),
+                             ["Solo.One", "All/Rows.MatchesCpu/Tiled16/1-16",
+                              "All/Rows.MatchesCpu/Tiled16/17-20"])
+            self.assertEqual(old.read_text(), "# a list kept by another reader\n")
+            self.assertIn("Tiled16/17-20", cache.read_text())
+            self.assertEqual(sorted(p.name for p in tmp.glob("cache.cmake*")), ["cache.cmake"])
 
 
 class TimingSuites(unittest.TestCase):
