@@ -2,9 +2,9 @@
 """Tests of the test-suite scripts' logic on made-up input: build_progress.py (the progress
 lines), ctest_summary.py (the reasons a JUnit skip gives), check_test_labels.py (timer calls
 outside *Timing suites), check_page_commands.py (which words of a page are commands),
-memory_table.py --measure without a GPU, chapter 02's stdin_check.cmake run twice at once, cmake/gtest_batches.cmake's list, and
-test.sh's option handling (a usage error before
-anything is built).
+memory_table.py --measure without a GPU, chapter 02's stdin_check.cmake run twice at once,
+cmake/gtest_batches.cmake's list, and test.sh's option handling (a usage error before anything
+is built).
 
 Run: python3 scripts/test_scripts.py   (nothing else needed)
 """
@@ -18,7 +18,9 @@ import textwrap
 import unittest
 import xml.etree.ElementTree as ET
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+SCRIPTS = pathlib.Path(__file__).resolve().parent
+ROOT = SCRIPTS.parent
+sys.path.insert(0, str(SCRIPTS))
 import build_progress  # noqa: E402
 import check_page_commands  # noqa: E402
 import check_test_labels  # noqa: E402
@@ -165,10 +167,8 @@ class CtestSummary(unittest.TestCase):
 class MyGpu(unittest.TestCase):
     """The predictions of scripts/my_gpu.py: the H200's fraction of a ceiling, on this GPU's."""
 
-    ROOT = pathlib.Path(__file__).resolve().parent.parent
-
     def committed(self, chapter):
-        return my_gpu.read_csv((self.ROOT / "docs" / "results" / f"{chapter}.csv").read_text())
+        return my_gpu.read_csv((ROOT / "docs" / "results" / f"{chapter}.csv").read_text())
 
     def test_every_headline_row_is_in_the_committed_results(self):
         for chapter, what, _, (variant, n, dist), _, _ in my_gpu.ROWS:
@@ -207,8 +207,7 @@ class MemoryTable(unittest.TestCase):
             query.write_text("#!/bin/sh\necho 'no NVIDIA GPU found' >&2\nexit 77\n")
             query.chmod(0o755)
             out = pathlib.Path(tmp) / "memory.csv"
-            done = subprocess.run([sys.executable, str(pathlib.Path(__file__).resolve().parent /
-                                                       "memory_table.py"), "--measure",
+            done = subprocess.run([sys.executable, str(SCRIPTS / "memory_table.py"), "--measure",
                                    "--build", str(build), "--out", str(out)],
                                   capture_output=True, text=True)
             self.assertEqual(done.returncode, 77, done.stderr)
@@ -222,8 +221,7 @@ class StdinCheck(unittest.TestCase):
     shared file, the longer output's tail stays behind the shorter one and its check fails)."""
 
     def test_two_checks_at_once_with_one_output_path_both_pass(self):
-        check = pathlib.Path(__file__).resolve().parent.parent / "chapters" / \
-            "02_histogram_scan_countsort" / "stdin_check.cmake"
+        check = ROOT / "chapters" / "02_histogram_scan_countsort" / "stdin_check.cmake"
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
             runs = []
@@ -249,7 +247,7 @@ class GtestBatches(unittest.TestCase):
     ctest started meanwhile must never include a list cut short)."""
 
     def test_batches_and_a_cache_replaced_whole(self):
-        batches = pathlib.Path(__file__).resolve().parent.parent / "cmake" / "gtest_batches.cmake"
+        batches = ROOT / "cmake" / "gtest_batches.cmake"
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
             exe = tmp / "fake_tests"
@@ -329,7 +327,7 @@ class TestShOptions(unittest.TestCase):
     configures or builds anything."""
 
     def run_test_sh(self, *args):
-        script = pathlib.Path(__file__).resolve().parent / "test.sh"
+        script = SCRIPTS / "test.sh"
         return subprocess.run(["bash", str(script), *args], capture_output=True, text=True,
                               timeout=60)
 
@@ -351,10 +349,9 @@ class ScriptUsage(unittest.TestCase):
     """docs.sh and gpu_suite.sh refuse what they do not know (exit 2) before they install,
     build or look for a GPU; configure refuses an architecture it cannot build with one plain
     message, before the compiler is tried."""
-    root = pathlib.Path(__file__).resolve().parent.parent
 
     def run_script(self, *args):
-        return subprocess.run(["bash", str(self.root / "scripts" / args[0]), *args[1:]],
+        return subprocess.run(["bash", str(ROOT / "scripts" / args[0]), *args[1:]],
                               capture_output=True, text=True, timeout=60)
 
     def test_docs_sh(self):
@@ -376,7 +373,7 @@ class ScriptUsage(unittest.TestCase):
                  "999": "cannot compile for"}
         for arch, message in cases.items():
             with tempfile.TemporaryDirectory() as tmp:
-                r = subprocess.run(["cmake", "-S", str(self.root), "-B", tmp,
+                r = subprocess.run(["cmake", "-S", str(ROOT), "-B", tmp,
                                     f"-DCMAKE_CUDA_ARCHITECTURES={arch}"],
                                    capture_output=True, text=True, timeout=120)
             self.assertNotEqual(r.returncode, 0, arch)
