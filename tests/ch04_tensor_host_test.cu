@@ -50,6 +50,27 @@ TEST(Ch04Tf32, RoundsToNearestTiesAwayFromZero) {
   }
 }
 
+TEST(Ch04Tf32, TruncatesTowardZero) {
+  const float ulp = std::ldexp(1.0f, -10);
+  EXPECT_EQ(tensor::TruncateTf32(1.0f + ulp / 2), 1.0f);  // where RoundTf32 goes up
+  EXPECT_EQ(tensor::TruncateTf32(std::nextafter(1.0f + ulp, 0.0f)), 1.0f);
+  EXPECT_EQ(tensor::TruncateTf32(-(1.0f + ulp + ulp / 2)), -(1.0f + ulp));  // toward zero
+  EXPECT_EQ(tensor::TruncateTf32(std::numeric_limits<float>::max()),
+            std::ldexp(2.0f - ulp, 127));  // no overflow: the largest TF32 value
+  EXPECT_EQ(tensor::TruncateTf32(std::numeric_limits<float>::infinity()),
+            std::numeric_limits<float>::infinity());
+  EXPECT_TRUE(std::isnan(tensor::TruncateTf32(kNaN)));
+  const std::vector<float> xs = FloatInput(10000, kTestSeed);
+  const std::vector<float> ts = tensor::Truncated(xs);
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const float x = xs[i], t = ts[i];
+    EXPECT_EQ(Bits(t) & 0x1FFFu, 0u) << x;
+    EXPECT_EQ(Bits(t) >> 13, Bits(x) >> 13) << x;  // the 19 bits kept as they are
+    EXPECT_LE(std::fabs(t), std::fabs(x)) << x;
+    EXPECT_LT(std::fabs(x - t), std::ldexp(std::fabs(x), -10)) << x;
+  }
+}
+
 TEST(Ch04Bf16, RoundsToNearestEven) {
   const float ulp = std::ldexp(1.0f, -7);                              // BF16's spacing in [1, 2)
   EXPECT_EQ(tensor::RoundBf16(1.0f + ulp / 2), 1.0f);                  // tie: to even

@@ -77,8 +77,9 @@ void Launch(Precision p, Engine e, const DeviceInputs& in, float* c, const Shape
     const float* b = in.b32.data() + offset;
     if (e == Engine::kCublas) {
       SharedCublas().MatmulTf32(a, b, c, s.m, s.n, s.k, nullptr);
+    } else if (e == Engine::kWgmma) {
+      tensor::MatmulWgmmaTf32(a, b, c, s.m, s.n, s.k, nullptr);
     } else {
-      ASSERT_EQ(e, Engine::kMma) << "stage 10 has no TF32";
       tensor::MatmulTf32(a, b, c, s.m, s.n, s.k, nullptr);
     }
   } else if (p == Precision::kBf16) {
@@ -105,21 +106,37 @@ void Launch(Precision p, Engine e, const DeviceInputs& in, float* c, const Shape
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-/// Rounded inputs and their exact product (CPU, double), cached per precision and shape.
+/// Whether @p e in @p p hands A to the tensor cores truncated rather than rounded: stage 10 in
+/// TF32 reads A from shared memory (`TruncateTf32`), where TMA takes the operands (`HopperFits`;
+/// elsewhere it runs stage 9, which rounds).
+bool TruncatesA(Precision p, Engine e, const DeviceInputs& in, const Shape& s,
+                std::size_t offset) {
+  return p == Precision::kTf32 && e == Engine::kWgmma &&
+         tensor::HopperFits(in.a32.data() + offset, in.b32.data() + offset, s.n, s.k);
+}
+
+/// A as the kernel multiplies it: rounded to @p p, or truncated to TF32 (@p truncate_a).
+std::vector<float> KernelA(Precision p, bool truncate_a, const std::vector<float>& a) {
+  return truncate_a ? tensor::Truncated(a) : tensor::Rounded(p, a);
+}
+
+/// Rounded inputs and their exact product (CPU, double), cached per precision, shape, offset
+/// and A's rounding.
 struct TensorReference {
   std::vector<float> a, b;            ///< the unrounded inputs
   std::vector<float> c, abs_product;  ///< of the rounded inputs
 };
 
-const TensorReference& Reference(Precision p, const Shape& s, std::size_t offset = 0) {
-  static std::map<std::tuple<int, Shape, std::size_t>, TensorReference> cache;
-  const auto key = std::make_tuple(static_cast<int>(p), s, offset);
+const TensorReference& Reference(Precision p, const Shape& s, std::size_t offset = 0,
+                                 bool truncate_a = false) {
+  static std::map<std::tuple<int, Shape, std::size_t, bool>, TensorReference> cache;
+  const auto key = std::make_tuple(static_cast<int>(p), s, offset, truncate_a);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   TensorReference r;
   r.a = FloatInput(Elements(s.m, s.k) + offset, kTestSeed);
   r.b = FloatInput(Elements(s.k, s.n) + offset, kTestSeed + 1);
-  const std::vector<float> ra = tensor::Rounded(p, r.a), rb = tensor::Rounded(p, r.b);
+  const std::vector<float> ra = KernelA(p, truncate_a, r.a), rb = tensor::Rounded(p, r.b);
   r.c.resize(Elements(s.m, s.n));
   r.abs_product.resize(r.c.size());
   cpu::Matmul(ra.data() + offset, rb.data() + offset, r.c.data(), s.m, s.n, s.k);
@@ -127,11 +144,13 @@ const TensorReference& Reference(Precision p, const Shape& s, std::size_t offset
   return cache.emplace(key, std::move(r)).first->second;
 }
 
-/// Runs @p e on poisoned C and checks it against the rounded reference: our stages within
-/// AccumulationScale, cuBLAS (whose TF32 rounding is undocumented) with InputRoundingScale added.
+/// Runs @p e on poisoned C and checks it against the reference of the inputs as it multiplies
+/// them: our stages within AccumulationScale, cuBLAS (whose TF32 rounding is undocumented) with
+/// InputRoundingScale added.
 void ExpectMatches(Precision p, Engine e, const Shape& s, std::size_t offset = 0) {
-  const TensorReference& r = Reference(p, s, offset);
-  const DeviceInputs in(p, r.a, r.b);
+  const TensorReference& inputs = Reference(p, s, offset);
+  const DeviceInputs in(p, inputs.a, inputs.b);
+  const TensorReference& r = Reference(p, s, offset, TruncatesA(p, e, in, s, offset));
   staged::DeviceBuffer<float> c(Elements(s.m, s.n));
   c.FillBytes(0xFF);
   Launch(p, e, in, c.data(), s, offset);
@@ -278,7 +297,9 @@ class Ch04TensorMutation : public staged::testing::GpuTestWithParam<Case> {};
 void ExpectEachFaultRejected(Precision p, Engine e, const Shape& s) {
   const std::vector<float> a = FloatInput(Elements(s.m, s.k), kTestSeed);
   const std::vector<float> b = FloatInput(Elements(s.k, s.n), kTestSeed + 1);
-  const std::vector<float> ra = tensor::Rounded(p, a), rb = tensor::Rounded(p, b);
+  const DeviceInputs in(p, a, b);
+  const std::vector<float> ra = KernelA(p, TruncatesA(p, e, in, s, 0), a);
+  const std::vector<float> rb = tensor::Rounded(p, b);
   std::vector<float> ref, abs_product;
   if (Volume(s) <= kCpuReferenceLimit) {
     ref.resize(Elements(s.m, s.n));
@@ -292,7 +313,6 @@ void ExpectEachFaultRejected(Precision p, Engine e, const Shape& s) {
   }
   std::vector<float> out;
   {
-    const DeviceInputs in(p, a, b);
     staged::DeviceBuffer<float> c(Elements(s.m, s.n));
     c.FillBytes(0xFF);
     Launch(p, e, in, c.data(), s);
@@ -325,7 +345,7 @@ INSTANTIATE_TEST_SUITE_P(Bench, Ch04TensorMutation,
                          CaseName);
 
 // -------------------------------------------------------------------------------------------
-// Stage 10 (Hopper's wgmma, BF16 and FP16): the same checks, where a GPU of compute capability
+// Stage 10 (Hopper's wgmma, TF32, BF16 and FP16): the same checks, where a GPU of compute capability
 // 9.0 and a build for it have the stage; elsewhere each test skips with the reason.
 
 /// Skips the test, with the reason, where stage 10 cannot run in precision @p p.
@@ -336,12 +356,15 @@ INSTANTIATE_TEST_SUITE_P(Bench, Ch04TensorMutation,
   } while (0)
 
 /// The tensor shapes and the edges of stage 10's tiles that TMA takes (K and N multiples of 8):
-/// the 128×256 block and 64-deep k-tile exactly, one short and one over, M past a band of 16
-/// tile rows (the block order's last band short), and K over four stages of the ring.
+/// the 128×256 block (TF32: 256×128) and 64-deep (TF32: 32-deep) k-tile exactly, one short and
+/// one over, M past a band of 16 tile rows (the block order's last band short), and K over four
+/// stages of the ring.
 std::vector<Shape> HopperShapes() {
   std::vector<Shape> shapes = kTensorShapes;
   for (const Shape s : {Shape{128, 256, 64}, Shape{127, 248, 56}, Shape{136, 264, 72},
-                        Shape{2181, 760, 128}, Shape{300, 520, 1000}, Shape{1, 8, 8}})
+                        Shape{256, 128, 32}, Shape{255, 120, 40}, Shape{264, 136, 24},
+                        Shape{2181, 760, 128}, Shape{4200, 392, 136}, Shape{300, 520, 1000},
+                        Shape{1, 8, 8}})
     shapes.push_back(s);
   return shapes;
 }
@@ -355,7 +378,8 @@ TEST_P(Ch04Hopper, StageMatchesRoundedProduct) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ch04Hopper,
-                         ::testing::Combine(::testing::Values(Precision::kBf16, Precision::kFp16),
+                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16,
+                                                              Precision::kFp16),
                                             ::testing::ValuesIn(HopperShapes())),
                          CaseName);
 
@@ -363,7 +387,8 @@ class Ch04HopperEdges : public staged::testing::GpuTestWithParam<Precision> {};
 
 TEST_P(Ch04HopperEdges, OffsetPointers) {
   SKIP_WITHOUT_HOPPER(GetParam());
-  // 8 elements in (16 bytes): still TMA's; 1 element in: not on a 16-byte boundary, stage 9's.
+  // 8 elements in (16 or 32 bytes): still TMA's; 1 element in: not on a 16-byte boundary,
+  // stage 9's.
   for (const std::size_t offset : {std::size_t{8}, std::size_t{1}}) {
     for (const Shape s : {Shape{128, 256, 128}, Shape{130, 136, 72}})
       ExpectMatches(GetParam(), Engine::kWgmma, s, offset);
@@ -375,8 +400,9 @@ TEST_P(Ch04HopperEdges, CAtAnOddAddressTakesSingleStores) {
   SKIP_WITHOUT_HOPPER(p);
   // C one float past an 8-byte boundary: the epilogue cannot store column pairs as float2.
   const Shape s{136, 264, 72};
-  const TensorReference& r = Reference(p, s);
-  const DeviceInputs in(p, r.a, r.b);
+  const TensorReference& inputs = Reference(p, s);
+  const DeviceInputs in(p, inputs.a, inputs.b);
+  const TensorReference& r = Reference(p, s, 0, TruncatesA(p, Engine::kWgmma, in, s, 0));
   staged::DeviceBuffer<float> c(Elements(s.m, s.n) + 2);
   c.FillBytes(0xFF);
   Launch(p, Engine::kWgmma, in, c.data() + 1, s);
@@ -408,21 +434,19 @@ TEST_P(Ch04HopperEdges, ReusedAcrossShapesOnOneStream) {
 }
 
 INSTANTIATE_TEST_SUITE_P(All, Ch04HopperEdges,
-                         ::testing::Values(Precision::kBf16, Precision::kFp16),
+                         ::testing::Values(Precision::kTf32, Precision::kBf16, Precision::kFp16),
                          [](const auto& info) { return std::string(tensor::Name(info.param)); });
 
 class Ch04HopperArch : public staged::testing::GpuTest {};
 
 TEST_F(Ch04HopperArch, RefusedWhereUnavailableRunsWhereAvailable) {
-  // TF32 has no stage 10 anywhere; BF16 and FP16 run where the GPU (or the profile) is 9.0 and
-  // the build compiled the stage, and refuse with the reason elsewhere (a profile of a smaller
-  // GPU on a Hopper, a compute_75 PTX-only build).
+  // Each precision runs where the GPU (or the profile) is 9.0 and the build compiled the stage,
+  // and refuses with the reason elsewhere (a profile of a smaller GPU on a Hopper, a compute_75
+  // PTX-only build).
   std::string why;
-  EXPECT_FALSE(tensor::HopperAvailable(Precision::kTf32, &why));
-  EXPECT_NE(why.find("stage 9"), std::string::npos) << why;
   const Shape s{32, 32, 32};
   staged::DeviceBuffer<float> c(1024);
-  for (const Precision p : {Precision::kBf16, Precision::kFp16}) {
+  for (const Precision p : {Precision::kTf32, Precision::kBf16, Precision::kFp16}) {
     SCOPED_TRACE(tensor::Name(p));
     const DeviceInputs in(p, FloatInput(1024, kTestSeed), FloatInput(1024, kTestSeed + 1));
     if (tensor::HopperAvailable(p, &why)) {
@@ -445,7 +469,8 @@ TEST_P(Ch04HopperMutation, CheckerRejectsEachFault) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bench, Ch04HopperMutation,
-                         ::testing::Combine(::testing::Values(Precision::kBf16, Precision::kFp16),
+                         ::testing::Combine(::testing::Values(Precision::kTf32, Precision::kBf16,
+                                                              Precision::kFp16),
                                             ::testing::ValuesIn(kTensorBenchShapes)),
                          CaseName);
 

@@ -1,12 +1,13 @@
 /**
  * @file hopper.cpp
  * @brief Stage 10's entry points: whether the Hopper product can run here, and the call that
- *        runs it (wgmma.cu, compiled for sm_90a where the build targets 90) or, for operands TMA
- *        cannot describe, stage 9.
+ *        runs it (wgmma.cu in BF16 and FP16, wgmma_tf32.cu in TF32, compiled for sm_90a where
+ *        the build targets 90) or, for operands TMA cannot describe, stage 9.
  */
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <type_traits>
 
 #include "chapters/04_matmul_global_vs_shared/matmul.cuh"
 #include "chapters/04_matmul_global_vs_shared/tensor.cuh"
@@ -19,14 +20,10 @@
 
 namespace ch04::tensor {
 
-bool HopperAvailable(Precision p, std::string* why) {
+bool HopperAvailable([[maybe_unused]] Precision p, std::string* why) {
   std::string reason;
   const staged::DeviceLimits limits = staged::PlanningLimits();
-  if (p == Precision::kTf32) {
-    reason =
-        "the Hopper stage takes BF16 and FP16 (wgmma transposes B's tiles for 16-bit values "
-        "only); TF32 products run on stage 9";
-  } else if (limits.cc != 90) {
+  if (limits.cc != 90) {
     reason = "the Hopper stage (wgmma, sm_90a) runs on compute capability 9.0 only; this GPU" +
              std::string(staged::ActiveProfileName().empty() ? "" : " (device profile)") +
              " is sm_" + std::to_string(limits.cc);
@@ -65,11 +62,20 @@ void LaunchHopper(Precision p, const T* a, const T* b, float* c, int m, int n, i
     return;
   }
 #ifdef STAGED_CH04_WGMMA
-  wgmma::Launch(p, a, b, c, m, n, k, stream);
+  if constexpr (std::is_same_v<T, float>) {
+    wgmma::LaunchTf32(a, b, c, m, n, k, stream);
+  } else {
+    wgmma::Launch(p, a, b, c, m, n, k, stream);
+  }
 #endif
 }
 
 }  // namespace
+
+void MatmulWgmmaTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, int k,
+                     cudaStream_t stream) {
+  LaunchHopper(Precision::kTf32, d_a, d_b, d_c, m, n, k, stream, MatmulTf32);
+}
 
 void MatmulWgmmaBf16(const __nv_bfloat16* d_a, const __nv_bfloat16* d_b, float* d_c, int m, int n,
                      int k, cudaStream_t stream) {

@@ -8,8 +8,8 @@
  * `optimized` row runs; default `best`, the stage ChooseStage picks for the shape).
  * ch04_optimized also times every stage as its own `optimized:<stage>` row (the skinny stage
  * only where min(M, N) <= 64). `--type tf32|bf16|fp16` (ch04_optimized only; sm_80 and newer,
- * fp16 from sm_75) times the tensor-core stage, `optimized:mma`, and on a Hopper GPU in bf16 and
- * fp16 stage 10, `optimized:wgmma`, against cuBLAS at the same precision (RunTensor).
+ * fp16 from sm_75) times the tensor-core stage, `optimized:mma`, and on a Hopper GPU stage 10,
+ * `optimized:wgmma`, against cuBLAS at the same precision (RunTensor).
  *
  * Inputs: float uniform in [-1, 1); int32 uniform in [-8, 8], so |C_ij| <= 64·K never overflows
  * for K <= kMaxDimension. Reference: the CPU (double accumulation, exact for int32) up to
@@ -256,9 +256,9 @@ int Run(const staged::RunContext& ctx, const Shape& s, ch04::optimized::Stage ch
   return staged::FinishRun(report, opt);
 }
 
-/// The tensor-core run: stage 9 (`optimized:mma`), stage 10 (`optimized:wgmma`, Hopper, BF16 and
-/// FP16) and cuBLAS at the same precision, all
-/// checked against the exact product of the rounded inputs (tensor.cuh's bounds).
+/// The tensor-core run: stage 9 (`optimized:mma`), stage 10 (`optimized:wgmma`, Hopper) and cuBLAS
+/// at the same precision, all checked against the exact product of the rounded inputs (tensor.cuh's
+/// bounds).
 int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Precision p) {
   namespace tc = ch04::tensor;
   const staged::CommonOptions& opt = ctx.options;
@@ -306,23 +306,27 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
                           tc::MatmulTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k, st);
                         }
                       }});
-  // Stage 10 (Hopper's wgmma) in BF16 and FP16 where this GPU and build have it and TMA can
-  // describe the operands (K and N multiples of 8).
+  // Stage 10 (Hopper's wgmma) where this GPU and build have it and TMA can describe the operands
+  // (K and N multiples of 8).
+  const void* hopper_a = p == tc::Precision::kBf16   ? static_cast<const void*>(d_abf.data())
+                         : p == tc::Precision::kFp16 ? static_cast<const void*>(d_ah.data())
+                                                     : static_cast<const void*>(d_a32.data());
+  const void* hopper_b = p == tc::Precision::kBf16   ? static_cast<const void*>(d_bbf.data())
+                         : p == tc::Precision::kFp16 ? static_cast<const void*>(d_bh.data())
+                                                     : static_cast<const void*>(d_b32.data());
   std::string hopper_why;
   const bool hopper =
-      tc::HopperAvailable(p, &hopper_why) &&
-      tc::HopperFits(p == tc::Precision::kBf16 ? static_cast<const void*>(d_abf.data())
-                                               : static_cast<const void*>(d_ah.data()),
-                     p == tc::Precision::kBf16 ? static_cast<const void*>(d_bbf.data())
-                                               : static_cast<const void*>(d_bh.data()),
-                     s.n, s.k);
+      tc::HopperAvailable(p, &hopper_why) && tc::HopperFits(hopper_a, hopper_b, s.n, s.k);
+  const std::size_t wgmma_row = variants.size();
   if (hopper) {
     variants.push_back(
         {"optimized:wgmma", [&](cudaStream_t st) {
            if (p == tc::Precision::kBf16) {
              tc::MatmulWgmmaBf16(d_abf.data(), d_bbf.data(), d_c.data(), s.m, s.n, s.k, st);
-           } else {
+           } else if (p == tc::Precision::kFp16) {
              tc::MatmulWgmmaFp16(d_ah.data(), d_bh.data(), d_c.data(), s.m, s.n, s.k, st);
+           } else {
+             tc::MatmulWgmmaTf32(d_a32.data(), d_b32.data(), d_c.data(), s.m, s.n, s.k, st);
            }
          }});
   } else if (opt.format == staged::OutputFormat::kTable) {
@@ -342,23 +346,34 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
          }
        }});
 
-  // Reference: the exact product of the rounded inputs (the CPU in double, else FP32 SGEMM).
-  std::vector<float> ref_c, ref_abs;
-  if (opt.verify) {
-    const std::vector<float> ra = tc::Rounded(p, h_a), rb = tc::Rounded(p, h_b);
+  // Reference: the exact product of the inputs as the kernels multiply them (the CPU in double,
+  // else FP32 SGEMM): rounded, and for stage 10 in TF32 with A truncated (tensor.cuh).
+  struct Reference {
+    std::vector<float> c, abs;
+  };
+  auto reference = [&](const std::vector<float>& ra, const std::vector<float>& rb) {
+    Reference r;
     if (cpu_reference) {
-      ref_c.resize(size_c);
-      ref_abs.resize(size_c);
-      ch04::cpu::Matmul(ra.data(), rb.data(), ref_c.data(), s.m, s.n, s.k);
-      ch04::cpu::AbsMatmul(ra.data(), rb.data(), ref_abs.data(), s.m, s.n, s.k);
+      r.c.resize(size_c);
+      r.abs.resize(size_c);
+      ch04::cpu::Matmul(ra.data(), rb.data(), r.c.data(), s.m, s.n, s.k);
+      ch04::cpu::AbsMatmul(ra.data(), rb.data(), r.abs.data(), s.m, s.n, s.k);
     } else {
       const staged::DeviceBuffer<float> d_ra(ra), d_rb(rb);
       ch04::library::Cublas sgemm;
-      sgemm.Reference(d_ra.data(), d_rb.data(), s.m, s.n, s.k, &ref_c, &ref_abs);
+      sgemm.Reference(d_ra.data(), d_rb.data(), s.m, s.n, s.k, &r.c, &r.abs);
     }
+    return r;
+  };
+  const bool truncated_row = hopper && tf32;  // optimized:wgmma multiplies a truncated A
+  Reference rounded, truncated;
+  if (opt.verify) {
+    const std::vector<float> rb = tc::Rounded(p, h_b);
+    rounded = reference(tc::Rounded(p, h_a), rb);
+    if (truncated_row) truncated = reference(tc::Truncated(h_a), rb);
   }
-  // Our kernel rounds as the reference does; cuBLAS's TF32 rounding is not documented, so its
-  // row also gets the inputs' rounding (InputRoundingScale; 0 for BF16).
+  // cuBLAS's TF32 rounding is not documented, so its row also gets the inputs' rounding
+  // (InputRoundingScale; 0 for BF16 and FP16).
   auto scale = [&](std::size_t i) {
     return tc::AccumulationScale(s.k) + (i == library_row ? tc::InputRoundingScale(p) : 0.0);
   };
@@ -372,8 +387,9 @@ int RunTensor(const staged::RunContext& ctx, const Shape& s, ch04::tensor::Preci
     variants[i].launch(stream.get());
     std::vector<float> out(size_c);
     d_c.CopyToHost(out.data(), size_c, stream.get());
+    const Reference& ref = truncated_row && i == wgmma_row ? truncated : rounded;
     const staged::VerifyReport r =
-        ch04::CompareProductWithin(ref_c.data(), out.data(), ref_abs.data(), size_c, s.k, scale(i));
+        ch04::CompareProductWithin(ref.c.data(), out.data(), ref.abs.data(), size_c, s.k, scale(i));
     if (!r.ok) std::cerr << variants[i].name << ": " << r.Summary() << "\n";
     verified.push_back(r.ok ? staged::Verified::kYes : staged::Verified::kNo);
   }

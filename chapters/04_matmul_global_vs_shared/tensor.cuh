@@ -1,7 +1,7 @@
 /**
  * @file tensor.cuh
  * @brief Chapter 04 past FP32: C = A·B on the tensor cores (stage 9, warp-level `mma.sync`;
- *        stage 10 on Hopper, warp-group `wgmma` fed by TMA, in BF16 and FP16), in
+ *        stage 10 on Hopper, warp-group `wgmma` fed by TMA), in
  *        TF32 (FP32 inputs rounded to TF32 by the kernel), BF16 or FP16 (inputs of that type),
  *        all with FP32 accumulation and an FP32 C; the rounding the tensor cores apply, emulated on the host;
  *        the error bound their products are checked against; cuBLAS at the same precision.
@@ -48,6 +48,16 @@ const char* Name(Precision p);
 ///        past the largest float becomes infinity). The result is a float whose low 13 bits are 0.
 /// @param[in] x the float
 float RoundTf32(float x);
+
+/// @brief @p x truncated to TF32: its 13 low mantissa bits cleared (round toward zero), what the
+///        tensor cores keep of an FP32 operand they read from shared memory (stage 10's A).
+///        Infinities and NaNs are unchanged.
+/// @param[in] x the float
+float TruncateTf32(float x);
+
+/// @brief Each element of @p values truncated to TF32 (`TruncateTf32`).
+/// @param[in] values the floats
+std::vector<float> Truncated(const std::vector<float>& values);
 
 /// @brief @p x rounded to BF16 (round to nearest even) and widened back to float.
 /// @param[in] x the float
@@ -164,11 +174,10 @@ class MmaProbe {
 void MatmulFp16(const __half* d_a, const __half* d_b, float* d_c, int m, int n, int k,
                 cudaStream_t stream);
 
-/// @brief Whether stage 10 (Hopper: `wgmma` fed by the Tensor Memory Accelerator, wgmma.cu) runs
-///        here in @p p: BF16 or FP16 (`wgmma` reads a row-major B transposed, which it does for
-///        16-bit types only; TF32 products stay on stage 9), a GPU (or the device profile in
-///        force) of compute capability 9.0 (sm_90a's instructions exist there and nowhere else),
-///        and a build that compiled wgmma.cu for sm_90a (one whose CUDA architectures include 90).
+/// @brief Whether stage 10 (Hopper: `wgmma` fed by the Tensor Memory Accelerator, wgmma.cu and
+///        wgmma_tf32.cu) runs here in @p p: a GPU (or the device profile in force) of compute
+///        capability 9.0 (sm_90a's instructions exist there and nowhere else), and a build that
+///        compiled the stage for sm_90a (one whose CUDA architectures include 90).
 /// @param[in] p the precision
 /// @param[out] why when false (and non-null): the reason, for a skip or an error message
 bool HopperAvailable(Precision p, std::string* why = nullptr);
@@ -179,6 +188,22 @@ bool HopperAvailable(Precision p, std::string* why = nullptr);
 /// @param[in] d_a device A @param[in] d_b device B
 /// @param[in] n columns of B @param[in] k columns of A, rows of B
 bool HopperFits(const void* d_a, const void* d_b, int n, int k);
+
+/// @brief Stage 10 in TF32: C = A·B with FP32 A and B, FP32 accumulation, on `wgmma` (stage 9
+///        where `HopperFits` is false). The kernel computes C^T = B^T·A^T (`wgmma` reads FP32
+///        operands from shared memory K-major only): B passes through registers, rounded to TF32
+///        as `RoundTf32` does; A goes from shared memory to the tensor cores, which truncate it
+///        (`TruncateTf32`). The exact product of those inputs is what AccumulationScale bounds.
+/// @param[in] d_a device A, M×K row-major
+/// @param[in] d_b device B, K×N row-major
+/// @param[out] d_c device C, M×N row-major
+/// @param[in] m rows of A and C
+/// @param[in] n columns of B and C
+/// @param[in] k columns of A, rows of B
+/// @param[in] stream the stream
+/// @throws staged::ArchitectureError where `HopperAvailable` is false (and M, N, K > 0)
+void MatmulWgmmaTf32(const float* d_a, const float* d_b, float* d_c, int m, int n, int k,
+                     cudaStream_t stream);
 
 /// @brief Stage 10 in BF16: C = A·B with BF16 A and B, FP32 accumulation and C, on `wgmma`
 ///        (stage 9 where `HopperFits` is false).

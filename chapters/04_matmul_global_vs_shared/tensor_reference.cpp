@@ -36,6 +36,20 @@ float RoundTf32(float x) {
 }
 // snippet-end: ch04-round-tf32
 
+float TruncateTf32(float x) {
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7F800000u) != 0x7F800000u) bits &= 0xFFFFE000u;  // finite: drop 13 bits
+  std::memcpy(&x, &bits, sizeof bits);
+  return x;
+}
+
+std::vector<float> Truncated(const std::vector<float>& values) {
+  std::vector<float> out(values.size());
+  std::transform(values.begin(), values.end(), out.begin(), TruncateTf32);
+  return out;
+}
+
 float RoundBf16(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 
 float RoundFp16(float x) { return __half2float(__float2half_rn(x)); }

@@ -31,7 +31,7 @@
  * Layouts (the canonical ones of the PTX ISA's "Shared memory matrix layout" for 128-byte
  * swizzling): A is K-major (a row of a k-tile is 64 values, 128 bytes; 8-row groups 1024 bytes
  * apart); a k16 step moves A's start address by 32 bytes. B is MN-major (wgmma transposes it as
- * it reads, which it does for 16-bit types only: TF32 stays on stage 9): in a box a k row is
+ * it reads, which it does for 16-bit types only: TF32 is wgmma_tf32.cu's): in a box a k row is
  * 128 bytes of 64 columns, 8-k groups 1024 bytes apart, the next 64 columns 8192 bytes on; a
  * k16 step moves B's start by 2048 bytes.
  */
@@ -44,6 +44,7 @@
 #include <string>
 
 #include "chapters/04_matmul_global_vs_shared/wgmma.cuh"
+#include "chapters/04_matmul_global_vs_shared/wgmma_device.cuh"
 #include "common/cuda_check.hpp"
 #include "common/launch_support.hpp"
 
@@ -62,75 +63,8 @@ constexpr int kStageBytes = kTileA + kTileB;  // 48 KiB
 constexpr int kBoxB = 64 * kBk * 2;           // one B box: 64 columns × 64 k, 8 KiB
 constexpr int kThreads = 384;                 // warp group 0 produces, 1 and 2 consume
 constexpr int kBand = 16;                     // tile rows in a band of the block order
-// The stages, 1 KiB to align them (128-byte swizzling repeats every 1024 bytes), two mbarriers
-// per stage.
-constexpr int kSmem = kStages * kStageBytes + 1024 + 2 * kStages * 8;
+constexpr int kSmem = Ring<kStages, kStageBytes>::kBytes;
 
-__device__ __forceinline__ unsigned SmemAddress(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void BarrierInit(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(SmemAddress(bar)), "r"(count));
-}
-
-/// The producer's arrival, announcing @p bytes the TMA copies will count in.
-__device__ __forceinline__ void BarrierExpectBytes(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(SmemAddress(bar)),
-               "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void BarrierArrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(SmemAddress(bar)) : "memory");
-}
-
-/// Waits until the barrier's phase of parity @p parity has completed.
-__device__ __forceinline__ void BarrierWait(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n}\n" ::"r"(SmemAddress(bar)),
-      "r"(parity)
-      : "memory");
-}
-
-/// TMA: the box of @p map at (@p c0 innermost, @p c1) into @p dst, its bytes counted on @p bar.
-__device__ __forceinline__ void TmaLoad(void* dst, const CUtensorMap* map, int c0, int c1,
-                                        std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3}], [%4];" ::"r"(SmemAddress(dst)),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(c0), "r"(c1), "r"(SmemAddress(bar))
-      : "memory");
-}
-
-/// A wgmma shared-memory descriptor: start address, leading and stride byte offsets (each in
-/// units of 16 bytes, 14 bits), 128-byte swizzle (bits 62-63 = 1).
-__device__ __forceinline__ std::uint64_t Descriptor(unsigned address, unsigned leading,
-                                                    unsigned stride) {
-  return static_cast<std::uint64_t>((address & 0x3FFFF) >> 4) |
-         static_cast<std::uint64_t>((leading & 0x3FFFF) >> 4) << 16 |
-         static_cast<std::uint64_t>((stride & 0x3FFFF) >> 4) << 32 | std::uint64_t{1} << 62;
-}
-
-/// Eight of the accumulator operands of m64n256k16, from d[i] on (read and written).
-#define CH04_ACC8(i)                                                                    \
-  "+f"(d[(i)]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), \
-      "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
-/// Thirty-two of them, from d[i] on.
-#define CH04_ACC32(i) CH04_ACC8(i), CH04_ACC8((i) + 8), CH04_ACC8((i) + 16), CH04_ACC8((i) + 24)
-/// The instruction's accumulator list, %0 to %127 (d[0] to d[127]).
-#define CH04_ACC_LIST                                                                          \
-  "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "                    \
-  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "           \
-  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "           \
-  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, "           \
-  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, "           \
-  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, "           \
-  "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, "     \
-  "%111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, " \
-  "%126, %127}"
 /// d += A·B in @p TYPE ("bf16" or "f16"): A and B from shared memory (descriptors), scale-d
 /// true (a predicate: accumulate), A and B unscaled, A as stored (K-major), B transposed.
 #define CH04_WGMMA(TYPE)                                                             \
@@ -158,54 +92,21 @@ __global__ void __launch_bounds__(kThreads, 1)
                 const __grid_constant__ CUtensorMap map_b, float* __restrict__ c, int m, int n,
                 int k, bool pairs) {
   extern __shared__ char raw[];
-  char* smem = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(raw) + 1023) &
-                                       ~std::uintptr_t{1023});
-  auto* full = reinterpret_cast<std::uint64_t*>(smem + kStages * kStageBytes);
-  std::uint64_t* empty = full + kStages;
-  const int group = threadIdx.x / 128, tid = threadIdx.x % 128;
-  // The block's tile: bands of kBand tile rows, each band swept column by column.
-  const int tiles_m = (m + kBm - 1) / kBm, band_blocks = kBand * ((n + kBn - 1) / kBn);
-  const int band = blockIdx.x / band_blocks, in_band = blockIdx.x % band_blocks;
-  const int band_rows = min(kBand, tiles_m - band * kBand);
-  const int m0 = (band * kBand + in_band % band_rows) * kBm, n0 = in_band / band_rows * kBn;
-  const int tiles = (k + kBk - 1) / kBk;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      BarrierInit(&full[s], 1);     // the producer's arrival (and the copies' bytes)
-      BarrierInit(&empty[s], 256);  // every consumer thread, done with the stage
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
+  const Ring<kStages, kStageBytes> ring(raw, 256);  // freed by every consumer thread
+  const int2 origin = BandedTile<kBm, kBn, kBand>(m, n);
+  const int m0 = origin.x, n0 = origin.y, tiles = (k + kBk - 1) / kBk;
   __syncthreads();
-
-  // snippet-begin: ch04-wgmma-producer
-  if (group == 0) {  // the producer: one thread drives the TMA unit
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
-    if (tid == 0) {
-      for (int t = 0; t < tiles; ++t) {
-        const int s = t % kStages;
-        if (t >= kStages) BarrierWait(&empty[s], (t / kStages - 1) & 1);  // stage s is free
-        char* a = smem + s * kStageBytes;
-        BarrierExpectBytes(&full[s], kStageBytes);
-        TmaLoad(a, &map_a, t * kBk, m0, &full[s]);
-        for (int j = 0; j < kBn / 64; ++j)
-          TmaLoad(a + kTileA + j * kBoxB, &map_b, n0 + 64 * j, t * kBk, &full[s]);
-      }
-    }
-    return;
-  }
-  // snippet-end: ch04-wgmma-producer
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+  if (Produce<kBn / 64, 64, kBk, kTileA>(ring, &map_a, &map_b, tiles, m0, n0)) return;
+  const int group = threadIdx.x / 128, tid = threadIdx.x % 128;
   const int half = group - 1;  // consumer 0: rows 0-63 of the tile, consumer 1: rows 64-127
   float d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0.0f;
   // snippet-begin: ch04-wgmma-consumer
   for (int t = 0; t < tiles; ++t) {
-    const int s = t % kStages;
-    BarrierWait(&full[s], (t / kStages) & 1);  // k-tile t has landed
-    const unsigned a = SmemAddress(smem + s * kStageBytes) + half * 64 * 128;
-    const unsigned b = SmemAddress(smem + s * kStageBytes + kTileA);
+    ring.WaitFull(t);  // k-tile t has landed
+    const unsigned a = SmemAddress(ring.Stage(t)) + half * 64 * 128;
+    const unsigned b = SmemAddress(ring.Stage(t) + kTileA);
     asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
 #pragma unroll
     for (int kk = 0; kk < kBk / 16; ++kk)
@@ -213,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
     // Tile t's products run on while this retires tile t - 1's, whose stage goes back.
     asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-    if (t > 0) BarrierArrive(&empty[(t - 1) % kStages]);
+    if (t > 0) ring.Release(t - 1);
   }
   asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
   // snippet-end: ch04-wgmma-consumer
@@ -241,9 +142,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 }
 
 #undef CH04_WGMMA
-#undef CH04_ACC_LIST
-#undef CH04_ACC32
-#undef CH04_ACC8
 
 /// The driver's cuTensorMapEncodeTiled, found once (the runtime links no driver symbols).
 PFN_cuTensorMapEncodeTiled_v12000 Encoder() {
@@ -264,16 +162,17 @@ PFN_cuTensorMapEncodeTiled_v12000 Encoder() {
   return encode;
 }
 
-/// A TMA map of a row-major @p rows × @p cols matrix of 16-bit values, boxes of @p box_cols ×
-/// @p box_rows, 128-byte swizzle, zeros past the edges.
-CUtensorMap Map(const void* base, int rows, int cols, int box_cols, int box_rows, bool fp16) {
+}  // namespace
+
+CUtensorMap TensorMap(const void* base, CUtensorMapDataType type, int elem_bytes, int rows,
+                      int cols, int box_cols, int box_rows) {
   CUtensorMap map{};
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * elem_bytes};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(box_cols), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t steps[2] = {1, 1};
   const CUresult r =
-      Encoder()(&map, fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+      Encoder()(&map, type, 2,
                 const_cast<void*>(base), dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
                 CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -286,20 +185,19 @@ CUtensorMap Map(const void* base, int rows, int cols, int box_cols, int box_rows
   return map;
 }
 
-}  // namespace
-
 const void* Kernel(Precision p) {
+  if (p == Precision::kTf32) return KernelTf32();
   return p == Precision::kFp16 ? reinterpret_cast<const void*>(WgmmaKernel<true>)
                                : reinterpret_cast<const void*>(WgmmaKernel<false>);
 }
 
-int SharedBytes() { return kSmem; }
-
 void Launch(Precision p, const void* a, const void* b, float* c, int m, int n, int k,
             cudaStream_t stream) {
   const bool fp16 = p == Precision::kFp16;
-  const CUtensorMap map_a = Map(a, m, k, kBk, kBm, fp16);
-  const CUtensorMap map_b = Map(b, k, n, 64, kBk, fp16);
+  const CUtensorMapDataType type =
+      fp16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUtensorMap map_a = TensorMap(a, type, 2, m, k, kBk, kBm);
+  const CUtensorMap map_b = TensorMap(b, type, 2, k, n, 64, kBk);
   staged::OptInSharedMemory(Kernel(p), kSmem);
   const unsigned blocks = static_cast<unsigned>((m + kBm - 1) / kBm) * ((n + kBn - 1) / kBn);
   const bool pairs = n % 2 == 0 && reinterpret_cast<std::uintptr_t>(c) % 8 == 0;
