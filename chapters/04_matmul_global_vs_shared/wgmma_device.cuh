@@ -15,10 +15,12 @@
 
 namespace ch04::tensor::wgmma {
 
+/// The shared-memory address (a 32-bit offset in the shared window) of the generic pointer @p p.
 __device__ __forceinline__ unsigned SmemAddress(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
+/// Initialises the mbarrier @p bar to complete a phase after @p count arrivals.
 __device__ __forceinline__ void BarrierInit(std::uint64_t* bar, unsigned count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(SmemAddress(bar)), "r"(count));
 }
@@ -30,6 +32,7 @@ __device__ __forceinline__ void BarrierExpectBytes(std::uint64_t* bar, unsigned 
                : "memory");
 }
 
+/// One arrival on @p bar.
 __device__ __forceinline__ void BarrierArrive(std::uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(SmemAddress(bar)) : "memory");
 }
@@ -63,7 +66,7 @@ __device__ __forceinline__ std::uint64_t Descriptor(unsigned address, unsigned l
          static_cast<std::uint64_t>((stride & 0x3FFFF) >> 4) << 32 | std::uint64_t{1} << 62;
 }
 
-/// Eight of the accumulator operands of m64n256k16, from d[i] on (read and written).
+/// Eight of the accumulator operands of an m64n256 `wgmma`, from d[i] on (read and written).
 #define CH04_ACC8(i)                                                                    \
   "+f"(d[(i)]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), \
       "+f"(d[(i) + 5]), "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
