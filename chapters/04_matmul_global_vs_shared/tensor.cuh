@@ -36,6 +36,7 @@ namespace ch04::tensor {
 /// What the tensor cores multiply: the inputs' format (the accumulation is FP32 for both).
 enum class Precision {
   kTf32,  ///< FP32 inputs rounded to TF32 (8-bit exponent, 10-bit mantissa), round to nearest
+          ///< (stage 10 truncates A: `MatmulWgmmaTf32`)
   kBf16,  ///< BF16 inputs (8-bit exponent, 7-bit mantissa)
   kFp16,  ///< FP16 inputs (5-bit exponent, 10-bit mantissa): the one precision of sm_75
 };
