@@ -345,8 +345,8 @@ INSTANTIATE_TEST_SUITE_P(Bench, Ch04TensorMutation,
                          CaseName);
 
 // -------------------------------------------------------------------------------------------
-// Stage 10 (Hopper's wgmma, TF32, BF16 and FP16): the same checks, where a GPU of compute capability
-// 9.0 and a build for it have the stage; elsewhere each test skips with the reason.
+// Stage 10 (Hopper's wgmma, TF32, BF16 and FP16): the same checks, where a GPU of compute
+// capability 9.0 and a build for it have the stage; elsewhere each test skips with the reason.
 
 /// Skips the test, with the reason, where stage 10 cannot run in precision @p p.
 #define SKIP_WITHOUT_HOPPER(p)                                      \
@@ -357,8 +357,8 @@ INSTANTIATE_TEST_SUITE_P(Bench, Ch04TensorMutation,
 
 /// The tensor shapes and the edges of stage 10's tiles that TMA takes (K and N multiples of 8):
 /// the 128×256 block (TF32: 256×128) and 64-deep (TF32: 32-deep) k-tile exactly, one short and
-/// one over, M past a band of 16 tile rows (the block order's last band short), and K over four
-/// stages of the ring.
+/// one over, M past a band of the block order (16 tile rows of 128; TF32: 8 of 256), so that the
+/// last band is short, and K over four stages of the ring.
 std::vector<Shape> HopperShapes() {
   std::vector<Shape> shapes = kTensorShapes;
   for (const Shape s : {Shape{128, 256, 64}, Shape{127, 248, 56}, Shape{136, 264, 72},

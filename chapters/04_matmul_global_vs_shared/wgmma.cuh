@@ -2,8 +2,8 @@
  * @file wgmma.cuh
  * @brief Chapter 04 stage 10's kernels, inside the chapter: the Hopper products compiled for
  *        sm_90a alone (wgmma.cu in BF16 and FP16, wgmma_tf32.cu in TF32), which `hopper.cpp`
- *        calls where tensor.cuh's `HopperAvailable` and `HopperFits` hold. A build that does not target sm_90 leaves
- *        both files out, and these are not defined.
+ *        calls where tensor.cuh's `HopperAvailable` and `HopperFits` hold. A build that does not
+ *        target sm_90 leaves both files out, and these are not defined.
  */
 #pragma once
 
