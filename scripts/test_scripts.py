@@ -315,6 +315,15 @@ class TimingSuites(unittest.TestCase):
         self.assertTrue(check_test_labels.LARGEST_TEST.match("Ch03/SortLargest.X"))
         self.assertFalse(check_test_labels.LARGEST_TEST.match("Planning.TheLargestTile"))
 
+    def test_binaries_of_another_configuration_are_left_out(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertIsNone(check_test_labels.configured_targets(tmp))
+            (pathlib.Path(tmp) / "CMakeFiles").mkdir()
+            (pathlib.Path(tmp) / "CMakeFiles" / "TargetDirectories.txt").write_text(
+                f"{tmp}/tests/CMakeFiles/ch03_tests.dir\n{tmp}/CMakeFiles/staged_common.dir\n")
+            self.assertEqual(check_test_labels.configured_targets(tmp),
+                             {"ch03_tests", "staged_common"})
+
     def test_names_of_timing_suites(self):
         for name in ("GpuTiming.X", "Prefix/MeasuredTiming.X/param", "MinMaxTiming.X<float>"):
             self.assertTrue(check_test_labels.TIMING_TEST.match(name), name)
