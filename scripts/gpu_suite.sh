@@ -5,9 +5,9 @@
 # build dir such as tests/common_gpu_tests, run with its arguments as listed; leading VAR=value
 # words set the environment of that run; STAGED_SKIP_PEAKS=1 unless a line says otherwise;
 # STAGED_SANITIZER_API_ERRORS=no there makes the tool leave out CUDA API errors; a leading
-# "@tools=a,b" runs the line under those tools only), and the benchmark sweep of each
-# chapter's bench.args. Writes logs and CSV under
-# OUTDIR and prints a short pass/fail table last.
+# "@tools=a,b" runs the line under those tools only; "@alone" runs it when no other sanitizer
+# run is on the GPU), and the benchmark sweep of each chapter's bench.args. Writes logs and CSV
+# under OUTDIR and prints a short pass/fail table last.
 #
 # Usage: scripts/gpu_suite.sh OUTDIR [chapter-folder ... | none]   (default: every chapter;
 #        a list also limits the build to those chapters and what they need; none = foundation)
@@ -203,6 +203,7 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
   : >"$out/logs/sanitize_results.txt"
   jobs_file="$out/logs/sanitize_jobs.txt"
   : >"$jobs_file"
+  : >"$jobs_file.alone"
   for ch in common "${chapters[@]}"; do
     args_file="chapters/$ch/sanitize.args"
     [[ "$ch" == common ]] && args_file=common/sanitize.args
@@ -212,14 +213,20 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
       [[ -z "$line" || "$line" == \#* ]] && continue
       i=$((i + 1))
       # "@tools=memcheck,synccheck <line>" runs the line under those tools only (the file says
-      # why the others are left out, e.g. a tool that does not support a CUDA feature).
+      # why the others are left out, e.g. a tool that does not support a CUDA feature);
+      # "@alone <line>" runs it with no other sanitizer run on the GPU (the file says why).
       tools="memcheck racecheck synccheck initcheck"
-      if [[ "$line" =~ ^@tools=([a-z,]+)[[:space:]]+(.*)$ ]]; then
-        tools=${BASH_REMATCH[1]//,/ }
-        line=${BASH_REMATCH[2]}
-      fi
+      target=$jobs_file
+      while [[ "$line" =~ ^@([a-z]+)(=[a-z,]+)?[[:space:]]+(.*)$ ]]; do
+        case ${BASH_REMATCH[1]} in
+          tools) tools=${BASH_REMATCH[2]#=}; tools=${tools//,/ } ;;
+          alone) target=$jobs_file.alone ;;
+          *) echo "gpu_suite: $args_file: unknown tag @${BASH_REMATCH[1]}" >&2; exit 2 ;;
+        esac
+        line=${BASH_REMATCH[3]}
+      done
       for tool in $tools; do
-        echo "$tool $ch $i $line" >>"$jobs_file"
+        echo "$tool $ch $i $line" >>"$target"
       done
     done <"$args_file"
   done
@@ -228,6 +235,7 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
   awk '{ print index("memcheck synccheck racecheck initcheck", $1) "\t" $0 }' "$jobs_file" \
     | sort -s -n -k1,1 | cut -f2- >"$jobs_file.sorted" && mv "$jobs_file.sorted" "$jobs_file"
   xargs -P "${STAGED_SANITIZE_JOBS:-8}" -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
+  xargs -P 1 -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file.alone"
   for ch in common "${chapters[@]}"; do
     total=$(awk -v c="$ch" '$3 == c' "$out/logs/sanitize_results.txt" | wc -l)
     (( total == 0 )) && { note "sanitize $ch" "no sanitize.args"; continue; }
