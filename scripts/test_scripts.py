@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tests of the test-suite scripts' logic on made-up input: build_progress.py (the progress
 lines), ctest_summary.py (the reasons a JUnit skip gives), check_test_labels.py (timer calls
-outside *Timing suites), check_page_commands.py (which words of a page are commands),
+outside *Timing suites, binaries of another configuration), check_sanitize_args.py (the tags,
+programs, inputs and filters of a sanitize.args line), check_page_commands.py (which words of a page are commands),
 memory_table.py --measure without a GPU, chapter 02's stdin_check.cmake run twice at once,
 cmake/gtest_batches.cmake's list, and test.sh's option handling (a usage error before anything
 is built).
@@ -23,6 +24,7 @@ ROOT = SCRIPTS.parent
 sys.path.insert(0, str(SCRIPTS))
 import build_progress  # noqa: E402
 import check_page_commands  # noqa: E402
+import check_sanitize_args  # noqa: E402
 import check_test_labels  # noqa: E402
 import ctest_summary  # noqa: E402
 import my_gpu  # noqa: E402
@@ -329,6 +331,57 @@ class TimingSuites(unittest.TestCase):
             self.assertTrue(check_test_labels.TIMING_TEST.match(name), name)
         for name in ("TimingOptions.GateIsOnByDefault", "GpuResources.Timing", "Ch04Bench.X"):
             self.assertFalse(check_test_labels.TIMING_TEST.match(name), name)
+
+
+class SanitizeArgs(unittest.TestCase):
+    """check_sanitize_args.py: what a line may hold, and what must exist for it."""
+
+    def test_tags_environment_program_arguments_and_input(self):
+        tools, alone, program, args, stdin, problems = check_sanitize_args.parse(
+            "@alone @tools=memcheck,initcheck STAGED_X=1 ch03_optimized --n 5 < data/in.txt")
+        self.assertEqual((tools, alone, program, args, stdin, problems),
+                         (["memcheck", "initcheck"], True, "ch03_optimized", ["--n", "5"],
+                          "data/in.txt", []))
+        tools, alone, program, _, _, problems = check_sanitize_args.parse("ch01_naive --n 3")
+        self.assertEqual((len(tools), alone, program, problems), (4, False, "ch01_naive", []))
+
+    def test_wrong_lines_are_problems(self):
+        for line, problem in (("@alon ch01_naive", "unknown tag @alon"),
+                              ("@tools=memchek ch01_naive", "unknown tool(s) memchek"),
+                              ("@alone @alone ch01_naive", "tag @alone given twice"),
+                              ("@alone=yes ch01_naive", "unknown tag @alone=yes"),
+                              ("@alone X=1", "no program"),
+                              ("ch01_naive <", "'<' without a file")):
+            problems = check_sanitize_args.parse(line)[5]
+            self.assertTrue(any(problem in p for p in problems), (line, problems))
+
+    def test_missing_programs_files_and_empty_filters_are_problems(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            (tmp / "bin").mkdir()
+            (tmp / "tests").mkdir()
+            (tmp / "bin" / "ch01_naive").write_text("#!/bin/sh\n")
+            lister = tmp / "tests" / "ch01_tests"
+            lister.write_text(textwrap.dedent("""\
+                #!/bin/sh
+                case "$2" in --gtest_filter=Suite.*) printf 'Suite.\\n  One\\n' ;; esac
+                """))
+            for exe in (tmp / "bin" / "ch01_naive", lister):
+                exe.chmod(0o755)
+            args = tmp / "sanitize.args"
+            args.write_text(textwrap.dedent("""\
+                # a comment
+                ch01_naive --n 5
+                tests/ch01_tests --gtest_filter=Suite.*
+                tests/ch01_tests --gtest_filter=Nothing.*
+                ch01_optimized --n 5
+                ch01_naive < no/such/file
+                """))
+            problems = check_sanitize_args.check_file(str(args), str(tmp), tmp)
+        self.assertEqual(len(problems), 3, problems)
+        self.assertIn(":4: the filter selects no test of tests/ch01_tests", problems[0])
+        self.assertIn(":5: no program", problems[1])
+        self.assertIn(":6: no input file no/such/file", problems[2])
 
 
 class TestShOptions(unittest.TestCase):
