@@ -78,10 +78,11 @@ def timing_outside_timing_suites(sources):
     return problems
 
 
-def gtest_names(exe):
-    """The tests @p exe lists, as --gtest_filter names them (Prefix/Suite/0.Test for types)."""
-    out = subprocess.run([exe, "--gtest_list_tests"], check=True, capture_output=True,
-                         text=True).stdout
+def gtest_names(exe, gtest_filter=None):
+    """The tests @p exe lists, as --gtest_filter names them (Prefix/Suite/0.Test for types);
+    with @p gtest_filter ("--gtest_filter=..."), those it selects."""
+    out = subprocess.run([exe, "--gtest_list_tests"] + ([gtest_filter] if gtest_filter else []),
+                         check=True, capture_output=True, text=True).stdout
     names, suite = [], None
     for line in out.splitlines():
         if not line.strip():
