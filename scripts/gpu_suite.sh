@@ -234,8 +234,8 @@ if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev
   # hold every slot while other chapters wait.
   awk '{ print index("memcheck synccheck racecheck initcheck", $1) "\t" $0 }' "$jobs_file" \
     | sort -s -n -k1,1 | cut -f2- >"$jobs_file.sorted" && mv "$jobs_file.sorted" "$jobs_file"
-  xargs -P "${STAGED_SANITIZE_JOBS:-8}" -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
-  xargs -P 1 -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file.alone"
+  xargs -r -P "${STAGED_SANITIZE_JOBS:-8}" -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file"
+  xargs -r -P 1 -L 1 bash -c 'sanitize_one "$@"' _ <"$jobs_file.alone"
   for ch in common "${chapters[@]}"; do
     total=$(awk -v c="$ch" '$3 == c' "$out/logs/sanitize_results.txt" | wc -l)
     (( total == 0 )) && { note "sanitize $ch" "no sanitize.args"; continue; }

@@ -12,6 +12,7 @@ Run: python3 scripts/test_scripts.py   (nothing else needed)
 import io
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import tempfile
@@ -427,6 +428,15 @@ class ScriptUsage(unittest.TestCase):
             r = self.run_script("gpu_suite.sh", *args)
             self.assertEqual(r.returncode, 2, args)
             self.assertIn("usage: scripts/gpu_suite.sh", r.stderr, args)
+
+    def test_gpu_suite_runs_no_sanitizer_job_from_an_empty_list(self):
+        # GNU xargs runs its command once on empty input unless told -r: a chapter without
+        # @alone lines would then start a sanitizer run with no program.
+        text = (ROOT / "scripts" / "gpu_suite.sh").read_text()
+        calls = re.findall(r"^\s*xargs\b.*$", text, re.M)
+        self.assertEqual(len(calls), 2, calls)
+        for call in calls:
+            self.assertRegex(call, r"^\s*xargs -r ", call)
 
     def test_configure_refuses_architectures_it_cannot_build(self):
         if subprocess.run(["which", "cmake"], capture_output=True).returncode != 0:
