@@ -16,8 +16,6 @@
 #              STAGED_CTEST_JOBS (parallel tests, default 8), STAGED_SANITIZE_JOBS (parallel
 #              sanitizer runs, default 8), STAGED_SANITIZE_TIMEOUT_S (limit of one sanitizer
 #              run, default 300; a run past it counts as a failure, "timeout"),
-#              STAGED_SANITIZE_NVTX=1 (the sanitizers honour the NVTX memory pools the programs
-#              register: `--nvtx yes`),
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/),
@@ -171,15 +169,12 @@ sanitize_one() {  # tool chapter index exe args...
   while [[ "$1" =~ ^[A-Z_][A-Z0-9_]*= ]]; do vars+=("$1"); shift; done  # VAR=value prefixes
   local exe=$1; shift
   local log="$out/logs/sanitize_${chapter}_${idx}_${tool}.log"
-  # STAGED_SANITIZE_NVTX=1: the tools honour the NVTX memory pools the programs register
-  # (chapter 03's counts: memcheck then checks each piece of the allocation on its own).
-  local nvtx=()
-  [[ "${STAGED_SANITIZE_NVTX:-0}" == 1 ]] && nvtx=(--nvtx yes)
+  local options=()
   # A line's STAGED_SANITIZER_API_ERRORS=no: the tool leaves out CUDA API errors (a library that
   # probes the GPU, as NCCL does for kernels it has no image for, returns errors it handles).
   local v
   for v in "${vars[@]}"; do
-    [[ "$v" == STAGED_SANITIZER_API_ERRORS=no ]] && nvtx+=(--report-api-errors no)
+    [[ "$v" == STAGED_SANITIZER_API_ERRORS=no ]] && options+=(--report-api-errors no)
   done
   local args=() input=/dev/null
   while (( $# )); do  # "< file" in an args line feeds that file (relative to the repo) to stdin
@@ -187,17 +182,17 @@ sanitize_one() {  # tool chapter index exe args...
   done
   if [[ "$exe" == */* ]]; then  # a test binary, relative to the build dir: run as listed
     env "${vars[@]}" "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      "${nvtx[@]}" --print-limit 20 "$root/$build/$exe" "${args[@]}" <"$input" >"$log" 2>&1
+      "${options[@]}" --print-limit 20 "$root/$build/$exe" "${args[@]}" <"$input" >"$log" 2>&1
   else
     env "${vars[@]}" "${limit[@]}" compute-sanitizer --tool "$tool" --error-exitcode 99 \
-      "${nvtx[@]}" --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
+      "${options[@]}" --print-limit 20 "$root/$build/bin/$exe" "${args[@]}" --reps 1 --warmup 0 --cpu-reps 0 \
       <"$input" >"$log" 2>&1
   fi
   local rc=$?
   echo "$rc $tool $chapter $idx $exe" >>"$out/logs/sanitize_results.txt"
 }
 export -f sanitize_one
-export out root build STAGED_SANITIZE_NVTX
+export out root build
 if [[ "${STAGED_SKIP_SANITIZE:-0}" != 1 ]] && command -v compute-sanitizer >/dev/null; then
   t0=$(date +%s)
   : >"$out/logs/sanitize_results.txt"

@@ -39,26 +39,15 @@ Workspace::~Workspace() {
 
 void Workspace::Allocate(std::size_t capacity) {
   capacity_ = capacity;
-  // Each piece of `count_words` starts on a 128-byte line, as an allocation of its own would.
-  constexpr std::uint64_t kLineWords = 128 / sizeof(std::uint32_t);
-  const auto whole_lines = [](std::uint64_t words) {
-    return (words + kLineWords - 1) / kLineWords * kLineWords;
-  };
   matrix_capacity_ = MatrixCapacity(capacity, options_.sorter, limits_);
   bucket_capacity_ = BucketCapacity(capacity);
-  matrix_stride_ = whole_lines(matrix_capacity_);
-  bucket_stride_ = whole_lines(bucket_capacity_);
   span_capacity_ = static_cast<std::uint32_t>(SpanCapacity(capacity, options_.sorter, limits_));
   part = staged::DeviceBuffer<std::uint32_t>(capacity);
-  counts_pool_.reset();  // before the allocation it describes goes
-  count_words = staged::DeviceBuffer<std::uint32_t>(matrix_stride_ + 2 * bucket_stride_);
-  // The pieces as the sanitizer sees them: no kernel may touch the padding between them.
-  constexpr std::size_t kWord = sizeof(std::uint32_t);
-  const Counts pieces = counts();
-  counts_pool_.emplace(count_words.data(), count_words.size() * kWord, "ch03 counts");
-  counts_pool_->Region(pieces.matrix, matrix_capacity_ * kWord);
-  counts_pool_->Region(pieces.totals, bucket_capacity_ * kWord);
-  counts_pool_->Region(pieces.starts, bucket_capacity_ * kWord);
+  // Three allocations, so that compute-sanitizer's memcheck checks each piece of a level's
+  // counts against its own bounds.
+  matrix = staged::DeviceBuffer<std::uint32_t>(matrix_capacity_);
+  totals = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
+  starts = staged::DeviceBuffer<std::uint32_t>(bucket_capacity_);
   // Chapter 01's scratch: a buffer of its own (its launcher resets the counter it keeps there
   // on every call).
   minmax_temp = staged::DeviceBuffer<unsigned char>(
@@ -73,7 +62,9 @@ void Workspace::Allocate(std::size_t capacity) {
   // each level zeroes the totals it uses before its histogram (Sort, PlanLevel), but every word
   // is defined all the same; and every allocation above is complete (FillBytes synchronises the
   // device) before the first sort queues work or captures the deeper levels' graph.
-  count_words.FillBytes(0);
+  matrix.FillBytes(0);
+  totals.FillBytes(0);
+  starts.FillBytes(0);
   planned_n_ = 0;
   ++generation_;
 }

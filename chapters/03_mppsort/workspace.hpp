@@ -16,12 +16,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "chapters/03_mppsort/plan.hpp"
 #include "common/device_buffer.hpp"
-#include "common/sanitizer_pool.hpp"
 
 namespace ch03::optimized {
 
@@ -78,16 +76,8 @@ class Workspace {
   std::uint64_t matrix_capacity() const { return matrix_capacity_; }
   /// Entries of the bucket totals and of the starts any level may use (`BucketCapacity`).
   std::uint64_t bucket_capacity() const { return bucket_capacity_; }
-  /// Words from the start of one piece of `count_words` to the next: its capacity rounded up
-  /// to whole 128-byte lines, as separate allocations would start (matrix, then totals).
-  std::uint64_t matrix_stride() const { return matrix_stride_; }
-  /// The same for the bucket totals.
-  std::uint64_t bucket_stride() const { return bucket_stride_; }
-  /// The matrix, bucket totals and starts, as the steps take them (`count_words`, split).
-  Counts counts() {
-    std::uint32_t* words = count_words.data();
-    return Counts{words, words + matrix_stride_, words + matrix_stride_ + bucket_stride_};
-  }
+  /// The matrix, bucket totals and starts, as the steps take them.
+  Counts counts() { return Counts{matrix.data(), totals.data(), starts.data()}; }
   /// Entries of the span list and of the deeper segment table.
   std::uint32_t span_capacity() const { return span_capacity_; }
   /// Bumped whenever the buffers are reallocated (the deeper graph must then be rebuilt).
@@ -110,12 +100,10 @@ class Workspace {
   Segment ReadFirstSegment(cudaStream_t stream);
 
   staged::DeviceBuffer<std::uint32_t> part;  ///< partition buffer (n keys)
-  /// The level's counts in one allocation: the chunk-major histogram matrix
-  /// (`matrix_stride()` words), then the bucket totals and the bucket starts (the scanned
-  /// totals; `bucket_stride()` words each). `counts()` splits it. Each piece is a region of
-  /// an NVTX memory pool (`staged::SanitizerPool`), so that compute-sanitizer's memcheck checks
-  /// an access against its piece's bounds, as it would against a separate allocation's.
-  staged::DeviceBuffer<std::uint32_t> count_words;
+  /// The level's chunk-major histogram matrix (`matrix_capacity()` words).
+  staged::DeviceBuffer<std::uint32_t> matrix;
+  staged::DeviceBuffer<std::uint32_t> totals;  ///< the level's bucket totals
+  staged::DeviceBuffer<std::uint32_t> starts;  ///< the scanned totals: each bucket's start
   staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch
   staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
   staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment, as planned
@@ -144,12 +132,9 @@ class Workspace {
 
   Options options_;
   staged::DeviceLimits limits_;
-  std::optional<staged::SanitizerPool> counts_pool_;  // count_words' pieces, for memcheck
   std::size_t capacity_ = 0;
   std::uint64_t matrix_capacity_ = 0;
   std::uint64_t bucket_capacity_ = 0;
-  std::uint64_t matrix_stride_ = 0;
-  std::uint64_t bucket_stride_ = 0;
   std::uint32_t span_capacity_ = 0;
   std::size_t planned_n_ = 0;
   FirstLevelPlan first_plan_{};
