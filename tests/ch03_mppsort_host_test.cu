@@ -211,19 +211,24 @@ TEST(ArchitectureLimits, EveryProfileGetsTilesAndAPartitionThatFitItsBlocks) {
       EXPECT_LE(optimized::DeeperTile(s, limits).smem, limits.smem_per_block);
       EXPECT_LE(optimized::OverflowTile(s, limits).smem, limits.smem_per_block);
     }
-    // The rank tile where it fits, else the scatter: either way a 1024-thread block fits.
+    // The chunk tile where it fits, else the pass tile, else the scatter: in each case a
+    // 1024-thread block fits.
     const optimized::PartitionPath path = optimized::ChoosePartition(limits);
-    const std::size_t smem = path == optimized::PartitionPath::kRankTile
-                                 ? optimized::kPartitionSharedBytes
-                                 : 4 * std::size_t{optimized::kMaxBuckets} + 1024;
-    EXPECT_LE(smem, limits.smem_per_block);
+    const std::size_t smem = path == optimized::PartitionPath::kChunkTile
+                                 ? 4 * (std::size_t{optimized::kChunk} + optimized::kMaxBuckets)
+                             : path == optimized::PartitionPath::kRankTile
+                                 ? 4 * (std::size_t{optimized::kChunkPass} + optimized::kMaxBuckets)
+                                 : 4 * std::size_t{optimized::kMaxBuckets};
+    EXPECT_LE(smem + 1024, optimized::PartitionSharedBytes(path));
+    EXPECT_LE(optimized::PartitionSharedBytes(path), limits.smem_per_block);
     EXPECT_GE(staged::BlocksPerSmUnder(limits, optimized::kChunkThreads, smem, 64), 1);
   }
 }
 
 TEST(ArchitectureLimits, SmallerBlocksTakeTheFallbacks) {
-  // A T4 block holds 64 KiB: no rank tile (97 KiB), no 16384-key counting tile; a 99 KiB block
-  // (RTX 30/40/50) holds both, but not the radix sorter's 36864-key tile, which needs an A100's.
+  // A T4 block holds 64 KiB: no pass tile (97 KiB), no 16384-key counting tile; a 99 KiB block
+  // (RTX 30/40/50) holds both, but not the chunk tile (161 KiB) or the radix sorter's
+  // 36864-key tile, which need an A100's.
   const staged::DeviceLimits& t4 = staged::DeviceProfile("t4");
   EXPECT_EQ(optimized::ChoosePartition(t4), optimized::PartitionPath::kScatter);
   EXPECT_EQ(optimized::TilesOf(BucketSorter::kCounting, t4).back().keys, 8192u);
@@ -237,7 +242,9 @@ TEST(ArchitectureLimits, SmallerBlocksTakeTheFallbacks) {
   EXPECT_EQ(optimized::OverflowTile(BucketSorter::kRadix, rtx3060).keys, 0u);
   EXPECT_EQ(optimized::TilesOf(BucketSorter::kRadix, staged::DeviceProfile("a100")).back().keys,
             36864u);
-  EXPECT_EQ(optimized::ChoosePartition(H200()), optimized::PartitionPath::kRankTile);
+  EXPECT_EQ(optimized::ChoosePartition(staged::DeviceProfile("a100")),
+            optimized::PartitionPath::kChunkTile);
+  EXPECT_EQ(optimized::ChoosePartition(H200()), optimized::PartitionPath::kChunkTile);
 }
 
 TEST(Planning, LevelBoundFollowsThePlannersNarrowing) {

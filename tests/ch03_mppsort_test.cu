@@ -188,17 +188,20 @@ void ExpectBuckets(const std::vector<std::uint32_t>& keys, const BucketOf& bucke
 
 using OptimizedKernels = staged::testing::GpuTest;
 
-/// Both partitions: the rank tile (GPUs whose blocks hold 97 KiB) and the scatter (sm_75).
-constexpr optimized::PartitionPath kPartitionPaths[] = {optimized::PartitionPath::kRankTile,
+/// Every partition: the chunk tile (GPUs whose blocks hold 161 KiB), the pass tile (97 KiB) and
+/// the scatter (sm_75).
+constexpr optimized::PartitionPath kPartitionPaths[] = {optimized::PartitionPath::kChunkTile,
+                                                        optimized::PartitionPath::kRankTile,
                                                         optimized::PartitionPath::kScatter};
 std::string PathName(optimized::PartitionPath path) {
-  return path == optimized::PartitionPath::kRankTile ? "rank-tile partition" : "scatter partition";
+  return path == optimized::PartitionPath::kChunkTile  ? "chunk-tile partition"
+         : path == optimized::PartitionPath::kRankTile ? "pass-tile partition"
+                                                       : "scatter partition";
 }
 /// Whether the planning limits' block holds @p path's shared memory: under a device profile of a
 /// GPU whose block does not (a T4's 64 KiB), its launch is refused, as on that GPU.
 bool PathFits(optimized::PartitionPath path) {
-  return path == optimized::PartitionPath::kScatter ||
-         optimized::ChoosePartition(staged::PlanningLimits()) == path;
+  return optimized::PartitionSharedBytes(path) <= staged::PlanningLimits().smem_per_block;
 }
 /// The largest tile of @p sorter that the planning limits' block holds.
 std::uint32_t LargestTile(BucketSorter sorter) {
@@ -1460,11 +1463,14 @@ TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
         const std::size_t n = keys->size();
         optimized::Workspace ws(n, options);
         EXPECT_EQ(ws.limits().name, profile.name);
-        // A Turing block holds 64 KiB, too little for the rank tile; every later one holds it.
-        // (Under STAGED_DEVICE_PROFILE the workspace plans for the smaller of the two GPUs.)
-        const int cc = std::min(profile.cc, staged::PlanningLimits().cc);
-        EXPECT_EQ(ws.partition(), cc == 75 ? optimized::PartitionPath::kScatter
-                                           : optimized::PartitionPath::kRankTile);
+        // A Turing block holds 64 KiB, too little for either tile; an A100's or a Hopper's
+        // (161 KiB and up) the chunk's, every other the pass's. (Under STAGED_DEVICE_PROFILE the
+        // workspace plans for the smaller of the two GPUs.)
+        const std::size_t block =
+            std::min(profile.smem_per_block, staged::PlanningLimits().smem_per_block);
+        EXPECT_EQ(ws.partition(), block < 97 * 1024    ? optimized::PartitionPath::kScatter
+                                  : block < 161 * 1024 ? optimized::PartitionPath::kRankTile
+                                                       : optimized::PartitionPath::kChunkTile);
         DeviceBuffer<std::uint32_t> in(*keys), out(n);
         out.FillBytes(0xFF);
         optimized::Sort(in.data(), out.data(), n, ws, nullptr);
@@ -1481,6 +1487,20 @@ TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
   optimized::Options t4;
   t4.profile = "t4";
   EXPECT_EQ(optimized::Workspace(1, t4).partition(), optimized::PartitionPath::kScatter);
+  // The pass tile on request where the chunk tile would run: a sort through it.
+  optimized::Options pass;
+  pass.pass_tile = true;
+  optimized::Workspace pass_ws(100003, pass);
+  const optimized::PartitionPath chosen = optimized::Workspace(1).partition();
+  EXPECT_EQ(pass_ws.partition(), chosen == optimized::PartitionPath::kChunkTile
+                                     ? optimized::PartitionPath::kRankTile
+                                     : chosen);
+  const std::vector<std::uint32_t> keys = Keys(100003, Distribution::kUniform);
+  DeviceBuffer<std::uint32_t> in(keys), out(keys.size());
+  out.FillBytes(0xFF);
+  optimized::Sort(in.data(), out.data(), keys.size(), pass_ws, nullptr);
+  EXPECT_EQ(pass_ws.Errors(nullptr), 0u);
+  EXPECT_EQ(out.ToHost(), Sorted(keys));
 }
 
 TEST_F(OptimizedWorkspace, ErrorsReachTheCaller) {

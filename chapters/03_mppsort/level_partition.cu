@@ -1,8 +1,10 @@
 /**
  * @file level_partition.cu
  * @brief Step 4 of a level (stages 4 to 6): every chunk's keys moved into their buckets' runs,
- *        ranked in a shared tile and written out as runs (`PartitionKernel`), or, where a block
- *        cannot hold the tile (sm_75), each key to its run's next slot (`PartitionScatterKernel`).
+ *        ranked in a shared tile of the whole chunk (`PartitionChunkKernel`) or of one pass
+ *        (`PartitionKernel`, where a block holds 97 but not 161 KiB) and written out as runs, or,
+ *        where a block cannot hold either tile (sm_75), each key to its run's next slot
+ *        (`PartitionScatterKernel`).
  *
  * Changes relative to stage 2's partition (stage2_ranked.cu, one block per chunk of one
  * segment):
@@ -15,6 +17,9 @@
  *    pass's (or the next chunk's) keys, whose loads stay in flight while the tile is written.
  * 4. A bucket the map knows holds one value (stage 6's splitters) is final: written straight
  *    to `out` (unless `out` is the input, which the partition is still reading).
+ * 5. Where a block holds 161 KiB, the whole chunk is ranked in one tile laid out by the chunk's
+ *    row of the histogram matrix (`PartitionChunkKernel`): no count, zeroing or scan per pass,
+ *    and runs twice as long as a pass's.
  */
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +34,25 @@
 #include "common/resident_grid.hpp"
 
 namespace ch03::optimized {
+
+/// What a partition block of a level reads and writes.
+struct LevelIo {
+  Buffers b;                  ///< the sort's arrays
+  const std::uint32_t* keys;  ///< the level's source
+  std::uint32_t* target;      ///< the level's target
+  bool final_direct;  ///< final buckets go straight to `out` (else the sort step copies them)
+  /// @param[in] lv the level
+  /// @param[in] arrays the sort's arrays
+  __device__ LevelIo(const Level& lv, const ArraysRef& arrays)
+      : b(arrays.Get()),
+        keys(LevelSource(b, lv.state->level)),
+        target(LevelTarget(b, lv.state->level)),
+        final_direct(WritesFinalBuckets(b)) {}
+  /// Where the keys of a bucket go: `out` for a final bucket (where the level may write it),
+  /// else the level's target.
+  /// @param[in] final whether the map knows the bucket holds one value
+  __device__ std::uint32_t* To(bool final) const { return final && final_direct ? b.out : target; }
+};
 
 /// Copies chunk @p c of an all-equal segment to `out`, where it is final (equal keys are in
 /// order), unless the level reads from `out` already. Every thread of the block calls it.
@@ -88,12 +112,9 @@ __global__ void __launch_bounds__(kChunkThreads)
   auto* tile = reinterpret_cast<std::uint32_t*>(smem_partition);
   std::uint32_t* counts = tile + kChunkPass;  // local starts, then run bases
   __shared__ std::uint32_t scan_scratch[kBlockScanScratch];
-  const Buffers b = arrays.Get();
-  const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
-  const std::uint32_t chunks = lv.state->chunks;
-  const std::uint32_t* keys = LevelSource(b, level);
-  std::uint32_t* target = LevelTarget(b, level);
-  const bool final_direct = WritesFinalBuckets(b);  // else the sort step copies them
+  const LevelIo io(lv, arrays);
+  const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
+  const std::uint32_t* keys = io.keys;
   std::uint32_t key[kChunkKeysPerThread];
   bool loaded = false;  // key[] holds (or is loading) chunk `item`'s keys; uniform per block
   LoadSplitters(lv, counts);
@@ -101,7 +122,7 @@ __global__ void __launch_bounds__(kChunkThreads)
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
     if (seg.range.min == seg.range.max) {
-      CopyFinalChunk(keys, b, c);
+      CopyFinalChunk(keys, io.b, c);
       continue;  // uniform per block (and PrefetchChunk never loads such a chunk)
     }
     // snippet-begin: ch03-opt-partition-rank
@@ -174,7 +195,7 @@ __global__ void __launch_bounds__(kChunkThreads)
         for (std::uint32_t i = threadIdx.x; i < len; i += blockDim.x) {
           const std::uint32_t k = tile[i], bk = bucket(k);
           // consecutive i; a bucket of one value (splitters) is final: straight to out
-          (bucket.Final(bk) && final_direct ? b.out : target)[counts[bk] + i] = k;
+          io.To(bucket.Final(bk))[counts[bk] + i] = k;
         }
         __syncthreads();  // tile and run bases read before the next pass overwrites them
       }
@@ -204,18 +225,15 @@ __global__ void __launch_bounds__(kChunkThreads)
 __global__ void __launch_bounds__(kChunkThreads)
     PartitionScatterKernel(Level lv, ArraysRef arrays, Counts hist) {
   __shared__ std::uint32_t cursor[kMaxBuckets];
-  const Buffers b = arrays.Get();
-  const std::uint32_t level = lv.state->level, num = lv.state->num_segments;
-  const std::uint32_t chunks = lv.state->chunks;
-  const std::uint32_t* keys = LevelSource(b, level);
-  std::uint32_t* target = LevelTarget(b, level);
-  const bool final_direct = WritesFinalBuckets(b);  // else the sort step copies them
+  const LevelIo io(lv, arrays);
+  const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
+  const std::uint32_t* keys = io.keys;
   LoadSplitters(lv, cursor);
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
     const ChunkView c = LocateChunk(lv.segments, num, item);
     const Segment seg = lv.segments[c.segment];
     if (seg.range.min == seg.range.max) {
-      CopyFinalChunk(keys, b, c);
+      CopyFinalChunk(keys, io.b, c);
       continue;  // uniform per block
     }
     // snippet-begin: ch03-opt-partition-scatter
@@ -234,8 +252,7 @@ __global__ void __launch_bounds__(kChunkThreads)
         for (int q = 0; q < kChunkKeysPerThread; ++q) {
           if (q * kChunkThreads + threadIdx.x < len) {
             const std::uint32_t bk = bucket(key[q]);
-            (bucket.Final(bk) && final_direct ? b.out : target)[atomicAdd(&cursor[bk], 1u)] =
-                key[q];
+            io.To(bucket.Final(bk))[atomicAdd(&cursor[bk], 1u)] = key[q];
           }
         }
       }
@@ -245,25 +262,134 @@ __global__ void __launch_bounds__(kChunkThreads)
   }
 }
 
+/**
+ * @brief Step 4 where a block holds a whole chunk (`PartitionPath::kChunkTile`): ranks the
+ *        chunk's keys by bucket in one shared tile, then writes the tile out so that consecutive
+ *        threads store consecutive addresses of one bucket's run.
+ *
+ * The histogram already counted the chunk's keys of each bucket (its row of the matrix), so the
+ * tile's layout is known before any key is read: bucket k's keys start at the row's exclusive
+ * scan, start[k]. Each key then takes the next slot of its bucket with one shared atomic on a
+ * counter that starts at start[k], and is stored there at once: no per-pass count, zeroing or
+ * scan, no rank kept in a register, and a run per bucket and chunk, twice as long as a pass's
+ * (`PartitionKernel`). The chunk's run of bucket k is taken from k's total (`TakeRun`) as in
+ * `PartitionKernel`; tile entry i of bucket k goes to run base[k] + i, base[k] = run - start[k]
+ * (modulo 2^32). A chunk of an all-equal segment is copied to `out`. The next pass's (or
+ * chunk's) loads go out once the keys in registers sit in the tile.
+ * @par Launch configuration
+ * A resident grid of kChunkThreads-thread blocks (one per SM), at most one per chunk; dynamic
+ * shared memory 4 (kChunk + kMaxBuckets) bytes (160 KiB: sm_80, sm_90, sm_100).
+ * @param[in] lv the level
+ * @param[in] arrays the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
+ * @param[in,out] hist the level's matrix, bucket totals (zero on return) and starts
+ * Reads and writes 4 bytes per key.
+ */
+__global__ void __launch_bounds__(kChunkThreads)
+    PartitionChunkKernel(Level lv, ArraysRef arrays, Counts hist) {
+  extern __shared__ uint4 smem_partition_chunk[];
+  auto* tile = reinterpret_cast<std::uint32_t*>(smem_partition_chunk);
+  std::uint32_t* slots = tile + kChunk;  // each bucket's next free slot in the tile, then run bases
+  __shared__ std::uint32_t scan_scratch[kBlockScanScratch];
+  const LevelIo io(lv, arrays);
+  const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
+  const std::uint32_t* keys = io.keys;
+  std::uint32_t key[kChunkKeysPerThread];
+  bool loaded = false;
+  LoadSplitters(lv, slots);
+  for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
+    const ChunkView c = LocateChunk(lv.segments, num, item);
+    const Segment seg = lv.segments[c.segment];
+    if (seg.range.min == seg.range.max) {
+      CopyFinalChunk(keys, io.b, c);
+      continue;
+    }
+    if (!loaded) LoadPass(keys, c, 0, key);
+    // The chunk's row of the matrix: its count of each bucket. Its exclusive scan is where each
+    // bucket's keys start in the tile; the run taken from the bucket's total, less that start,
+    // is the run base: tile entry i of bucket k goes to base[k] + i.
+    const std::uint32_t* row = hist.matrix + seg.matrix_base + c.local * seg.buckets;
+    std::uint32_t run[kBucketsPerThread];
+#pragma unroll
+    for (int u = 0; u < kBucketsPerThread; ++u) {
+      const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+      if (k < seg.buckets) {
+        const std::uint32_t count = row[k];
+        slots[k] = count;
+        run[u] = BucketStart(hist.starts, seg, k) +
+                 TakeRunOffset(&hist.totals[seg.bucket_base + k], count);
+      }
+    }
+    __syncthreads();  // the row in slots
+    BlockExclusiveScan<kBucketsPerThread>(slots, seg.buckets, scan_scratch);
+#pragma unroll
+    for (int u = 0; u < kBucketsPerThread; ++u) {
+      const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+      if (k < seg.buckets) run[u] -= slots[k];  // the run base
+    }
+    __syncthreads();  // every start read before the atomics move them
+    WithBucketMap(seg, slots, [&](const auto& bucket) {
+      const std::uint32_t passes = PassesOf(c);
+      for (std::uint32_t pass = 0; pass < passes; ++pass) {
+        const std::uint32_t len = PassLength(c, pass);
+#pragma unroll
+        for (int q = 0; q < kChunkKeysPerThread; ++q) {
+          if (q * kChunkThreads + threadIdx.x < len) {
+            tile[atomicAdd(&slots[bucket(key[q])], 1u)] = key[q];
+          }
+        }
+        if (pass + 1 < passes) {
+          LoadPass(keys, c, pass + 1, key);
+        } else {
+          loaded = PrefetchChunk(lv, keys, item + gridDim.x, key);
+        }
+      }
+      __syncthreads();  // the tile complete; every slot taken
+#pragma unroll
+      for (int u = 0; u < kBucketsPerThread; ++u) {
+        const std::uint32_t k = u * kChunkThreads + threadIdx.x;
+        if (k < seg.buckets) slots[k] = run[u];
+      }
+      __syncthreads();  // run bases ready
+      for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
+        const std::uint32_t k = tile[i], bk = bucket(k);
+        io.To(bucket.Final(bk))[slots[bk] + i] = k;
+      }
+      __syncthreads();  // tile and bases read before the next chunk
+    });
+  }
+}
+
 namespace {
 /// Dynamic shared memory of PartitionKernel: the tile of one pass and one word per bucket.
 constexpr std::size_t kPartitionDynamicBytes = 4 * (std::size_t{kChunkPass} + kMaxBuckets);
 static_assert(kPartitionDynamicBytes + 4 * kBlockScanScratch <= kPartitionSharedBytes,
-              "plan.hpp's kPartitionSharedBytes bounds the rank-tile partition's block");
+              "plan.hpp's kPartitionSharedBytes bounds the pass-tile partition's block");
+/// Dynamic shared memory of PartitionChunkKernel: the tile of a whole chunk and one word per
+/// bucket.
+constexpr std::size_t kChunkTileDynamicBytes = 4 * (std::size_t{kChunk} + kMaxBuckets);
+static_assert(kChunkTileDynamicBytes + 4 * kBlockScanScratch <= kChunkTileSharedBytes,
+              "plan.hpp's kChunkTileSharedBytes bounds the chunk-tile partition's block");
 }  // namespace
 
 void Partition(const Level& lv, const ArraysRef& arrays, const Counts& hist, PartitionPath path,
                std::uint32_t items, cudaStream_t stream) {
   if (!lv.dynamic && items == 0) return;
-  const bool rank = path == PartitionPath::kRankTile;
-  const auto* kernel = rank ? reinterpret_cast<const void*>(PartitionKernel)
-                            : reinterpret_cast<const void*>(PartitionScatterKernel);
-  const std::size_t smem = rank ? kPartitionDynamicBytes : 0;
+  const void* kernel = reinterpret_cast<const void*>(PartitionScatterKernel);
+  std::size_t smem = 0;
+  if (path == PartitionPath::kChunkTile) {
+    kernel = reinterpret_cast<const void*>(PartitionChunkKernel);
+    smem = kChunkTileDynamicBytes;
+  } else if (path == PartitionPath::kRankTile) {
+    kernel = reinterpret_cast<const void*>(PartitionKernel);
+    smem = kPartitionDynamicBytes;
+  }
   staged::OptInSharedMemory(kernel, smem);
   // Always a resident grid: a block's later chunks are what its loads overlap with.
   const unsigned grid = lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, smem)
                                    : staged::ResidentGrid(kernel, kChunkThreads, smem, items, 1);
-  if (rank) {
+  if (path == PartitionPath::kChunkTile) {
+    PartitionChunkKernel<<<grid, kChunkThreads, smem, stream>>>(lv, arrays, hist);
+  } else if (path == PartitionPath::kRankTile) {
     PartitionKernel<<<grid, kChunkThreads, smem, stream>>>(lv, arrays, hist);
   } else {
     PartitionScatterKernel<<<grid, kChunkThreads, 0, stream>>>(lv, arrays, hist);

@@ -18,9 +18,9 @@
  * (O(n)) instead of std::sort: the reference never comes from a GPU library.
  *
  * ch03_optimized's flags: `--stages all|none|1-3|4-6` (which stages get a row), `--bucket-sort
- * counting|bitonic|radix`, `--host-loop`, `--equal-widths` (the `optimized` row, renamed
- * `optimized-bitonic` etc.), `--workspace N` (also time the sort through a workspace sized for N
- * keys). Both executables: `--adversary powers|spike|outlier` (in place of `--dist`),
+ * counting|bitonic|radix`, `--host-loop`, `--equal-widths`, `--pass-tile` (the `optimized` row,
+ * renamed `optimized-bitonic` etc.), `--workspace N` (also time the sort through a workspace
+ * sized for N keys). Both executables: `--adversary powers|spike|outlier` (in place of `--dist`),
  * `--extremes`, `--buckets` (naive), `--skip-naive` (ch03_optimized).
  */
 #include <algorithm>
@@ -95,11 +95,12 @@ void DescribeLevels(ch03::optimized::Workspace& ws, const std::string& name, std
   } else {
     std::fprintf(stderr, "ch03: level 0 bucketed by %u equal widths\n", first.buckets);
   }
-  std::fprintf(
-      stderr, "ch03: planned for %s: %s partition, level-0 tile of %u keys\n",
-      ws.limits().name.c_str(),
-      ws.partition() == ch03::optimized::PartitionPath::kRankTile ? "rank-tile" : "scatter",
-      ws.first_plan().tile.keys);
+  const ch03::optimized::PartitionPath path = ws.partition();
+  const char* partition = path == ch03::optimized::PartitionPath::kChunkTile  ? "chunk-tile"
+                          : path == ch03::optimized::PartitionPath::kRankTile ? "pass-tile"
+                                                                              : "scatter";
+  std::fprintf(stderr, "ch03: planned for %s: %s partition, level-0 tile of %u keys\n",
+               ws.limits().name.c_str(), partition, ws.first_plan().tile.keys);
 }
 
 /// CUB's radix sort in each form, and thrust::sort; each row compared with the fastest CUB
@@ -275,6 +276,7 @@ int Run(int argc, char** argv) {
                   defaults);
   std::int64_t buckets = ch03::naive::kDefaultBuckets;
   bool extremes = false, skip_naive = false, host_loop = false, equal_widths = false;
+  bool pass_tile = false;
   std::string sorter_name = "counting", adversary_name = "none", stages = "all";
   std::uint64_t reuse_capacity = 0;
   cli.AddInt("buckets", &buckets, 1, ch03::naive::kMaxBuckets,
@@ -299,6 +301,9 @@ int Run(int argc, char** argv) {
     cli.AddFlag("equal-widths", &equal_widths,
                 "the optimized row's level 0 with equal-width buckets, without a sample of the "
                 "input (row optimized-equalwidths)");
+    cli.AddFlag("pass-tile", &pass_tile,
+                "the optimized row's partition ranks one pass of a chunk at a time even where a "
+                "block holds the whole chunk (row optimized-passtile)");
     cli.AddSize("workspace", &reuse_capacity, 0, ch03::kMaxKeys,
                 "also time the sort with a workspace sized for this many keys (row "
                 "optimized:workspace-N), as a caller that reuses one large workspace would");
@@ -314,10 +319,12 @@ int Run(int argc, char** argv) {
                                               : ch03::optimized::BucketSorter::kCounting;
   options.device_loop = !host_loop;
   options.sample_first = !equal_widths;
+  options.pass_tile = pass_tile;
   std::string opt_name = "optimized";
   if (sorter_name != "counting") opt_name += "-" + sorter_name;
   if (host_loop) opt_name += "-hostloop";
   if (equal_widths) opt_name += "-equalwidths";
+  if (pass_tile) opt_name += "-passtile";
 
   // in, out, the DoubleBuffer rows' keys, one variant's workspace at a time (a partition
   // buffer and a matrix of at most n / 2 entries), CUB's and thrust's scratch (~n each), the

@@ -8,8 +8,10 @@
 namespace ch03::optimized {
 
 PartitionPath ChoosePartition(const staged::DeviceLimits& limits) {
-  return kPartitionSharedBytes <= limits.smem_per_block ? PartitionPath::kRankTile
-                                                        : PartitionPath::kScatter;
+  for (const PartitionPath path : {PartitionPath::kChunkTile, PartitionPath::kRankTile}) {
+    if (PartitionSharedBytes(path) <= limits.smem_per_block) return path;
+  }
+  return PartitionPath::kScatter;
 }
 
 std::vector<TileShape> TilesOf(BucketSorter sorter, const staged::DeviceLimits& limits) {

@@ -255,19 +255,34 @@ struct FirstLevelPlan {
 
 /// How step 4 moves a chunk's keys into their buckets' slots.
 enum class PartitionPath {
-  /// Ranked by bucket in a shared tile of the whole chunk, then written out as one contiguous
-  /// run per bucket (coalesced stores); needs kPartitionSharedBytes of shared memory per block.
+  /// The whole chunk ranked by bucket in one shared tile laid out by the chunk's row of the
+  /// histogram matrix, then written out as one contiguous run per bucket; needs
+  /// kChunkTileSharedBytes of shared memory per block.
+  kChunkTile,
+  /// Ranked by bucket one pass (kChunkPass keys) at a time in a shared tile, each pass written out
+  /// as one contiguous run per bucket (coalesced stores); needs kPartitionSharedBytes per block.
   kRankTile,
   /// Each key to its bucket's next slot, taken by a shared atomic on the bucket's cursor (no
   /// tile: kMaxBuckets counters, 32 KiB, fit any GPU); stores scatter within each run.
   kScatter,
 };
-/// Shared memory of the rank-tile partition's block: one pass of the chunk and one word per
+/// Shared memory of the pass-tile partition's block: one pass of the chunk and one word per
 /// bucket.
 inline constexpr std::uint32_t kPartitionSharedBytes =
     4 * (kChunkPass + kMaxBuckets) + kTileScratchBytes;
-/// The rank tile where one block may use kPartitionSharedBytes (99 KiB and up: sm_80, sm_86,
-/// sm_89, sm_90, sm_100, sm_120), else the scatter (sm_75's 64 KiB).
+/// Shared memory of the chunk-tile partition's block: the whole chunk and one word per bucket.
+inline constexpr std::uint32_t kChunkTileSharedBytes =
+    4 * (kChunk + kMaxBuckets) + kTileScratchBytes;
+/// Shared memory of one block of @p path (at most).
+/// @param[in] path the partition
+constexpr std::uint32_t PartitionSharedBytes(PartitionPath path) {
+  return path == PartitionPath::kChunkTile  ? kChunkTileSharedBytes
+         : path == PartitionPath::kRankTile ? kPartitionSharedBytes
+                                            : 4 * kMaxBuckets + kTileScratchBytes;
+}
+/// The chunk tile where one block may use kChunkTileSharedBytes (161 KiB: sm_80, sm_90,
+/// sm_100), else the pass tile where it may use kPartitionSharedBytes (97 KiB: sm_86, sm_89,
+/// sm_120), else the scatter (sm_75's 64 KiB).
 /// @param[in] limits the planning limits
 PartitionPath ChoosePartition(const staged::DeviceLimits& limits);
 

@@ -109,7 +109,7 @@ __global__ void __launch_bounds__(kThreads)
 
 void Partition(const one_level::Args& a, cudaStream_t stream) {
   const auto limits = staged::PlanningLimits();
-  if (optimized::ChoosePartition(limits) != optimized::PartitionPath::kRankTile) {
+  if (optimized::ChoosePartition(limits) == optimized::PartitionPath::kScatter) {
     stage1::Partition(a, stream);  // the tile does not fit this GPU's blocks
     return;
   }

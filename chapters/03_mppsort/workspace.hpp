@@ -34,6 +34,9 @@ struct Options {
   /// equal widths always (the map the deeper levels then re-bucket, for comparison and for tests
   /// of the deeper levels).
   bool sample_first = true;
+  /// true: step 4 ranks one pass of a chunk at a time (`PartitionPath::kRankTile`) even where a
+  /// block holds the whole chunk's tile (for comparison).
+  bool pass_tile = false;
   /// A device profile (`staged::DeviceProfiles`, e.g. "t4") whose limits the workspace plans for
   /// (capped by the planning limits), or "" for the planning limits themselves: how a test runs
   /// a smaller GPU's tiles and partition on a large one.
@@ -60,8 +63,13 @@ class Workspace {
   const FirstLevelPlan& first_plan() const { return first_plan_; }
   /// The limits the workspace plans for (the planning limits, or `Options::profile`'s).
   const staged::DeviceLimits& limits() const { return limits_; }
-  /// How step 4 runs on these limits (`ChoosePartition`).
-  PartitionPath partition() const { return ChoosePartition(limits_); }
+  /// How step 4 runs on these limits (`ChoosePartition`; the pass tile for
+  /// `Options::pass_tile`).
+  PartitionPath partition() const {
+    const PartitionPath path = ChoosePartition(limits_);
+    return path == PartitionPath::kChunkTile && options_.pass_tile ? PartitionPath::kRankTile
+                                                                   : path;
+  }
   /// Device address of level 0's [min, max] (chapter 01's MinMax writes it).
   KeyRange* FirstRange();
   /// Device address of the sort's arrays as the deeper levels read them (`LevelState::arrays`
