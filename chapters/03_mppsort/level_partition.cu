@@ -26,7 +26,7 @@
 
 #include "chapters/03_mppsort/block_scan.cuh"
 #include "chapters/03_mppsort/chunks.cuh"
-#include "chapters/03_mppsort/runs.cuh"
+#include "chapters/03_mppsort/partition.cuh"
 #include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
 #include "common/cuda_check.hpp"
@@ -34,50 +34,6 @@
 #include "common/resident_grid.hpp"
 
 namespace ch03::optimized {
-
-/// What a partition block of a level reads and writes.
-struct LevelIo {
-  Buffers b;                  ///< the sort's arrays
-  const std::uint32_t* keys;  ///< the level's source
-  std::uint32_t* target;      ///< the level's target
-  bool final_direct;  ///< final buckets go straight to `out` (else the sort step copies them)
-  /// @param[in] lv the level
-  /// @param[in] arrays the sort's arrays
-  __device__ LevelIo(const Level& lv, const ArraysRef& arrays)
-      : b(arrays.Get()),
-        keys(LevelSource(b, lv.state->level)),
-        target(LevelTarget(b, lv.state->level)),
-        final_direct(WritesFinalBuckets(b)) {}
-  /// Where the keys of a bucket go: `out` for a final bucket (where the level may write it),
-  /// else the level's target.
-  /// @param[in] final whether the map knows the bucket holds one value
-  __device__ std::uint32_t* To(bool final) const { return final && final_direct ? b.out : target; }
-};
-
-/// Copies chunk @p c of an all-equal segment to `out`, where it is final (equal keys are in
-/// order), unless the level reads from `out` already. Every thread of the block calls it.
-/// @param[in] keys the level's source
-/// @param[in] b the sort's arrays
-/// @param[in] c the chunk
-__device__ __forceinline__ void CopyFinalChunk(const std::uint32_t* keys, const Buffers& b,
-                                               const ChunkView& c) {
-  if (keys == b.out) return;
-  for (std::uint32_t i = threadIdx.x; i < c.len; i += blockDim.x) {
-    b.out[c.begin + i] = keys[c.begin + i];
-  }
-}
-
-/// Takes chunk @p c's run of bucket @p k of @p seg out of the bucket's total (`TakeRunOffset`).
-/// @param[in,out] hist the level's matrix, totals and starts
-/// @param[in] seg the chunk's segment
-/// @param[in] c the chunk
-/// @param[in] k bucket of the segment
-/// @return where the run starts in the level's target
-__device__ __forceinline__ std::uint32_t TakeRun(const Counts& hist, const Segment& seg,
-                                                 const ChunkView& c, std::uint32_t k) {
-  const std::uint32_t count = hist.matrix[seg.matrix_base + c.local * seg.buckets + k];
-  return BucketStart(hist.starts, seg, k) + TakeRunOffset(&hist.totals[seg.bucket_base + k], count);
-}
 
 /**
  * @brief Step 4: for each chunk, in passes of kChunkPass keys, ranks a pass's keys by bucket in
@@ -113,18 +69,15 @@ __global__ void __launch_bounds__(kChunkThreads)
   std::uint32_t* counts = tile + kChunkPass;  // local starts, then run bases
   __shared__ std::uint32_t scan_scratch[kBlockScanScratch];
   const LevelIo io(lv, arrays);
-  const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
+  const std::uint32_t chunks = lv.state->chunks;
   const std::uint32_t* keys = io.keys;
   std::uint32_t key[kChunkKeysPerThread];
   bool loaded = false;  // key[] holds (or is loading) chunk `item`'s keys; uniform per block
   LoadSplitters(lv, counts);
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
-    const ChunkView c = LocateChunk(lv.segments, num, item);
-    const Segment seg = lv.segments[c.segment];
-    if (seg.range.min == seg.range.max) {
-      CopyFinalChunk(keys, io.b, c);
-      continue;  // uniform per block (and PrefetchChunk never loads such a chunk)
-    }
+    ChunkView c;
+    Segment seg;
+    if (!OpenChunk(lv, io, item, c, seg)) continue;  // uniform per block
     // snippet-begin: ch03-opt-partition-rank
     if (!loaded) LoadPass(keys, c, 0, key);  // coalesced; in flight while the cursors load
     WithBucketMap(seg, counts, [&](const auto& bucket) {
@@ -226,16 +179,13 @@ __global__ void __launch_bounds__(kChunkThreads)
     PartitionScatterKernel(Level lv, ArraysRef arrays, Counts hist) {
   __shared__ std::uint32_t cursor[kMaxBuckets];
   const LevelIo io(lv, arrays);
-  const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
+  const std::uint32_t chunks = lv.state->chunks;
   const std::uint32_t* keys = io.keys;
   LoadSplitters(lv, cursor);
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
-    const ChunkView c = LocateChunk(lv.segments, num, item);
-    const Segment seg = lv.segments[c.segment];
-    if (seg.range.min == seg.range.max) {
-      CopyFinalChunk(keys, io.b, c);
-      continue;  // uniform per block
-    }
+    ChunkView c;
+    Segment seg;
+    if (!OpenChunk(lv, io, item, c, seg)) continue;  // uniform per block
     // snippet-begin: ch03-opt-partition-scatter
     std::uint32_t key[kChunkKeysPerThread];
     LoadPass(keys, c, 0, key);  // all of a thread's loads in flight while the cursors are set
@@ -291,18 +241,15 @@ __global__ void __launch_bounds__(kChunkThreads)
   std::uint32_t* slots = tile + kChunk;  // each bucket's next free slot in the tile, then run bases
   __shared__ std::uint32_t scan_scratch[kBlockScanScratch];
   const LevelIo io(lv, arrays);
-  const std::uint32_t num = lv.state->num_segments, chunks = lv.state->chunks;
+  const std::uint32_t chunks = lv.state->chunks;
   const std::uint32_t* keys = io.keys;
   std::uint32_t key[kChunkKeysPerThread];
   bool loaded = false;
   LoadSplitters(lv, slots);
   for (std::uint32_t item = blockIdx.x; item < chunks; item += gridDim.x) {
-    const ChunkView c = LocateChunk(lv.segments, num, item);
-    const Segment seg = lv.segments[c.segment];
-    if (seg.range.min == seg.range.max) {
-      CopyFinalChunk(keys, io.b, c);
-      continue;
-    }
+    ChunkView c;
+    Segment seg;
+    if (!OpenChunk(lv, io, item, c, seg)) continue;  // uniform per block
     if (!loaded) LoadPass(keys, c, 0, key);
     // The chunk's row of the matrix: its count of each bucket. Its exclusive scan is where each
     // bucket's keys start in the tile; the run taken from the bucket's total, less that start,
