@@ -288,6 +288,50 @@ TEST(SplitterMap, MatchesLowerBoundAndGivesEachSplitterValueItsOwnBucket) {
   }
 }
 
+TEST(Planning, EqualWidthBoundsHoldExactlyTheKeysOfTheirBucket) {
+  // The reference: the first value of each bucket found by bisection over ArithmeticBucket,
+  // which is non-decreasing in the key; bucket k holds [first(k), first(k + 1) - 1].
+  std::mt19937 rng(kTestSeed);
+  const auto check = [](optimized::KeyRange range, std::uint32_t h) {
+    SCOPED_TRACE("range [" + std::to_string(range.min) + ", " + std::to_string(range.max) +
+                 "], h = " + std::to_string(h));
+    const std::uint64_t scale = BucketScale(range.min, range.max, h);
+    const auto first = [&](std::uint32_t k) {  // smallest key whose bucket is >= k
+      std::uint64_t lo = range.min, hi = std::uint64_t{range.max} + 1;
+      while (lo < hi) {
+        const std::uint64_t mid = (lo + hi) / 2;
+        if (ArithmeticBucket(static_cast<std::uint32_t>(mid), range.min, scale) >= k) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      return lo;
+    };
+    for (std::uint32_t k = 0; k < h; ++k) {
+      const std::uint64_t lo = first(k), end = first(k + 1);
+      const optimized::KeyRange got = optimized::EqualWidthBounds(range, h, k);
+      if (lo >= end) {
+        EXPECT_GT(got.min, got.max) << "bucket " << k << " holds no value";
+      } else {
+        EXPECT_EQ(got.min, lo) << "bucket " << k;
+        EXPECT_EQ(got.max, end - 1) << "bucket " << k;
+      }
+    }
+  };
+  check({0, 0xFFFFFFFFu}, 512);
+  check({0, 0xFFFFFFFFu}, optimized::kMaxBuckets);
+  check({7, 11}, 5);  // one value per bucket
+  check({7, 9}, 5);   // fewer values than buckets: some buckets hold none
+  check({100, 612}, 512);
+  check({0xFFFFFF00u, 0xFFFFFFFFu}, 3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::uint32_t a = rng(), b = rng();
+    const std::uint32_t h = 2 + rng() % (optimized::kMaxBuckets - 1);
+    if (a != b) check({std::min(a, b), std::max(a, b)}, h);
+  }
+}
+
 TEST(Planning, BlockReducesAllButClusters) {
   using optimized::BlockReduces;
   using optimized::kBlockMinMaxKeys;

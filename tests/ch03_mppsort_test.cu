@@ -450,39 +450,96 @@ INSTANTIATE_TEST_SUITE_P(Ch03, SortBucketsKernel,
                                            TileCase{BucketSorter::kBitonic, 8192, 0}),
                          TileCaseName);
 
-TEST_F(OptimizedKernels, SortBucketsReducesTheBucketsOfAnOversizedPlan) {
+TEST_F(OptimizedKernels, SortBucketsListsTheBucketsOfAnOversizedPlan) {
   // Level 0 over every tile's bound: all its buckets go on, each around the segment's mean (here
-  // 300000 keys, over kBlockMinMaxKeys), and the sort step reduces their min and max; a bucket
-  // over twice the mean is a cluster, listed unreduced.
+  // about 300000 keys, over kBlockMinMaxKeys). Over equal widths the sort step lists each with
+  // its bucket's bounds, read from the map; over a sampled core it reduces their min and max; a
+  // bucket over twice the mean is a cluster, listed unreduced; a bucket of one value is final,
+  // copied to `out` and not listed.
   const std::vector<std::uint32_t> lens = {300000, 290000, 310000, 250000, 800001};
   static_assert(300000 > optimized::kBlockMinMaxKeys);
   const std::uint32_t total = std::accumulate(lens.begin(), lens.end(), 0u);
-  const std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
   const std::vector<std::uint32_t> starts = cpu::ExclusiveScan(lens);
-  BucketLevel level(lens, (total + optimized::kChunk - 1) / optimized::kChunk);
-  DeviceBuffer<std::uint32_t> d_starts(starts), d_part(keys), d_out(total), d_count(1);
-  DeviceBuffer<optimized::Span> d_list(lens.size());
-  d_count.FillBytes(0);
-  d_list.FillBytes(0);
-  const optimized::Level lv = level.level();
-  const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};
-  optimized::SortBuckets(lv, b, d_starts.data(),
-                         {d_list.data(), d_count.data(), static_cast<std::uint32_t>(lens.size())},
-                         optimized::SpanList{}, BucketSorter::kCounting,
-                         LargestTile(BucketSorter::kCounting), 0, level.seg.buckets, nullptr);
-  ASSERT_EQ(d_count.ToHost()[0], lens.size());
-  std::vector<optimized::Span> got = d_list.ToHost();
-  std::sort(got.begin(), got.end(), [](const auto& x, const auto& y) { return x.begin < y.begin; });
-  for (std::size_t k = 0; k < lens.size(); ++k) {
-    SCOPED_TRACE("bucket " + std::to_string(k));
-    EXPECT_EQ(got[k].begin, starts[k]);
-    EXPECT_EQ(got[k].len, lens[k]);
-    const auto [lo, hi] =
-        std::minmax_element(keys.begin() + starts[k], keys.begin() + starts[k] + lens[k]);
-    const bool cluster = 2 * std::uint64_t{total} < std::uint64_t{lens[k]} * lens.size();
-    EXPECT_EQ(cluster, k + 1 == lens.size());
-    EXPECT_EQ(got[k].range.min, cluster ? 0xFFFFFFFFu : *lo);
-    EXPECT_EQ(got[k].range.max, cluster ? 0u : *hi);
+  struct Case {
+    const char* name;
+    optimized::KeyRange range;
+    std::uint32_t sampled;
+  };
+  for (const Case& c : {Case{"equal widths", {1000, 0xF0000000u}, optimized::kEqualWidths},
+                        Case{"a value per bucket", {7, 11}, optimized::kEqualWidths},
+                        Case{"sampled core", {0, 0xFFFFFFFFu}, optimized::kCore}}) {
+    SCOPED_TRACE(c.name);
+    const std::uint32_t h = static_cast<std::uint32_t>(lens.size());
+    const std::uint64_t scale = BucketScale(c.range.min, c.range.max, h);
+    // The values of bucket k, by bisection over the map (non-decreasing in the key).
+    const auto first = [&](std::uint32_t k) {
+      std::uint64_t lo = c.range.min, hi = std::uint64_t{c.range.max} + 1;
+      while (lo < hi) {
+        const std::uint64_t mid = (lo + hi) / 2;
+        if (ArithmeticBucket(static_cast<std::uint32_t>(mid), c.range.min, scale) >= k) {
+          hi = mid;
+        } else {
+          lo = mid + 1;
+        }
+      }
+      return lo;
+    };
+    // Each bucket's keys drawn from its own values (where the map decides them), in no order.
+    std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
+    if (c.sampled == optimized::kEqualWidths) {
+      for (std::uint32_t k = 0; k < h; ++k) {
+        const std::uint64_t lo = first(k), values = first(k + 1) - lo;
+        for (std::uint32_t i = 0; i < lens[k]; ++i) {
+          keys[starts[k] + i] = static_cast<std::uint32_t>(lo + keys[starts[k] + i] % values);
+        }
+      }
+    }
+    BucketLevel level(lens, (total + optimized::kChunk - 1) / optimized::kChunk);
+    level.seg.range = c.range;
+    level.seg.sampled = c.sampled;
+    level.d_seg.CopyFromHost(&level.seg, 1);
+    DeviceBuffer<std::uint32_t> d_starts(starts), d_part(keys), d_out(total), d_count(1);
+    DeviceBuffer<optimized::Span> d_list(lens.size());
+    d_out.FillBytes(0);
+    d_count.FillBytes(0);
+    d_list.FillBytes(0);
+    const optimized::Level lv = level.level();
+    const optimized::Buffers b{nullptr, d_part.data(), d_out.data()};
+    optimized::SortBuckets(lv, b, d_starts.data(),
+                           {d_list.data(), d_count.data(), static_cast<std::uint32_t>(lens.size())},
+                           optimized::SpanList{}, BucketSorter::kCounting,
+                           LargestTile(BucketSorter::kCounting), 0, level.seg.buckets, nullptr);
+    std::vector<optimized::Span> got = d_list.ToHost();
+    got.resize(std::min<std::size_t>(d_count.ToHost()[0], got.size()));
+    std::sort(got.begin(), got.end(),
+              [](const auto& x, const auto& y) { return x.begin < y.begin; });
+    const std::vector<std::uint32_t> out = d_out.ToHost();
+    std::size_t listed = 0;
+    for (std::size_t k = 0; k < lens.size(); ++k) {
+      SCOPED_TRACE("bucket " + std::to_string(k));
+      const auto begin = keys.begin() + starts[k], end = begin + lens[k];
+      const bool cluster = 2 * std::uint64_t{total} < std::uint64_t{lens[k]} * lens.size();
+      EXPECT_EQ(cluster, k + 1 == lens.size());
+      const auto [lo, hi] = std::minmax_element(begin, end);
+      if (!cluster && *lo == *hi) {  // one value: final, in `out`
+        EXPECT_TRUE(std::equal(begin, end, out.begin() + starts[k]));
+        continue;
+      }
+      ASSERT_LT(listed, got.size()) << "not listed";
+      const optimized::Span& span = got[listed++];
+      EXPECT_EQ(span.begin, starts[k]);
+      EXPECT_EQ(span.len, lens[k]);
+      optimized::KeyRange want{*lo, *hi};
+      if (cluster) {
+        want = {0xFFFFFFFFu, 0};
+      } else if (c.sampled == optimized::kEqualWidths && lens[k] > optimized::kBlockMinMaxKeys) {
+        // Over kBlockMinMaxKeys: the map's bounds; within it (bucket 3), reduced.
+        want = {static_cast<std::uint32_t>(first(k)), static_cast<std::uint32_t>(first(k + 1) - 1)};
+      }
+      EXPECT_EQ(span.range.min, want.min);
+      EXPECT_EQ(span.range.max, want.max);
+    }
+    EXPECT_EQ(listed, got.size()) << "a bucket listed twice or a final one listed";
   }
 }
 

@@ -35,6 +35,22 @@
 
 namespace ch03::optimized {
 
+/// Gives thread 0's @p lo and @p hi (a `BlockMinMax` result) to every thread through `sh.lo` and
+/// `sh.word`. Every thread of the block calls it; its barrier also publishes the caller's earlier
+/// shared writes.
+/// @param[in,out] lo,hi thread 0's in, the same in every thread out
+/// @param[in,out] sh the block's shared memory (its `lo` and `word`)
+template <class Shared>
+__device__ __forceinline__ void ShareMinMax(std::uint32_t& lo, std::uint32_t& hi, Shared& sh) {
+  if (threadIdx.x == 0) {
+    sh.lo = lo;
+    sh.word = hi;
+  }
+  __syncthreads();  // the range visible to all
+  lo = sh.lo;
+  hi = sh.word;
+}
+
 /// Longest sub-bucket run that step 4 walks; a bucket with a longer one (clustered keys) is
 /// sorted by the bitonic network instead.
 inline constexpr std::uint32_t kMaxSubBucketRun = 32;
@@ -92,19 +108,14 @@ struct CountingTile {
       }
     }
     ch01::BlockMinMax<std::uint32_t, kThreads>(lo, hi, sh.s_min, sh.s_max);
-    if (threadIdx.x == 0) {
-      sh.lo = lo;
-      sh.word = hi;
-      sh.crowded = 0;
-    }
+    if (threadIdx.x == 0) sh.crowded = 0;
     auto* counts4 = reinterpret_cast<uint4*>(sh.counts);
 #pragma unroll
     for (int v = 0; v < kSubPerThread / 4; ++v) {
       counts4[v * kThreads + threadIdx.x] = make_uint4(0, 0, 0, 0);
     }
-    __syncthreads();  // range, flag and zeroed counters visible; every key read from `in`
-    lo = sh.lo;
-    hi = sh.word;
+    // Its barrier: range, flag and zeroed counters visible; every key read from `in`.
+    ShareMinMax(lo, hi, sh);
     if (lo == hi) {  // all equal: already sorted
       for (std::uint32_t i = threadIdx.x; i < len; i += kThreads) out[i] = lo;
       __syncthreads();  // sh read before the block's next bucket overwrites it

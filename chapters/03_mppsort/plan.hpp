@@ -42,8 +42,8 @@ inline constexpr std::uint32_t kMaxBuckets = 8192;
 inline constexpr std::uint32_t kMaxDeeperBuckets = 2048;
 // snippet-begin: ch03-oversized-first
 /// Buckets of level 0 when n is over every tile's one-level bound, so that every bucket goes on
-/// to level 1: a pass of the partition then writes runs of kChunkPass / 512 = 32 keys, a whole
-/// 128-byte line each (level 1 splits each bucket, n / 512 keys, into longer runs still). More
+/// to level 1: the pass tile's runs are then kChunkPass / 512 = 32 keys, a whole 128-byte line
+/// each, the chunk tile's 64 (level 1 splits each bucket, n / 512 keys, into long runs again). More
 /// buckets would only shorten the runs: each piece of a run is a write request of its own.
 inline constexpr std::uint32_t kOversizedFirstBuckets = kChunkPass / 32;
 // snippet-end: ch03-oversized-first

@@ -37,6 +37,26 @@ struct EqualWidthMap {
   __host__ __device__ __forceinline__ static constexpr bool Final(std::uint32_t) { return false; }
 };
 
+/// The values that equal widths over @p range put in bucket @p k of @p h: offset x (key - min)
+/// goes to floor(x * scale / 2^32), so the bucket's first offset is ceil(k * 2^32 / scale) and
+/// its last is one below the next bucket's first (R - 1 for the last bucket). Every key of the
+/// bucket lies within; min > max when no value maps to it.
+/// @param[in] range the segment's [min, max], min < max
+/// @param[in] h its buckets, in [2, kMaxBuckets]
+/// @param[in] k the bucket, below @p h
+__host__ __device__ inline KeyRange EqualWidthBounds(const KeyRange& range, std::uint32_t h,
+                                                     std::uint32_t k) {
+  const std::uint64_t scale = BucketScale(range.min, range.max, h);
+  const std::uint64_t last = std::uint64_t{range.max} - range.min;  // R - 1
+  const auto first = [&](std::uint64_t b) { return ((b << 32) + scale - 1) / scale; };
+  const std::uint64_t lo = first(k);
+  const std::uint64_t next = k + 1 < h ? first(k + 1) : last + 1;
+  const std::uint64_t hi = next - 1 < last ? next - 1 : last;
+  if (lo > hi) return KeyRange{0xFFFFFFFFu, 0};
+  return KeyRange{static_cast<std::uint32_t>(range.min + lo),
+                  static_cast<std::uint32_t>(range.min + hi)};
+}
+
 // snippet-begin: ch03-core-map
 /// Buckets of a sampled segment in three pieces of equal widths: `low` buckets from the segment's
 /// min to just below the core [lo, hi], the buckets from `low` up to `above` - 1 over the core,

@@ -69,14 +69,48 @@ __device__ void AppendSpan(const SpanList& list, LevelState* state, const Span& 
   }
 }
 
+/// The min and max of a bucket of @p len keys at @p keys, reduced by the block (16 loads in flight
+/// per thread, then chapter 01's `BlockMinMax`) and given to every thread. Every thread of the
+/// block calls it; it uses `sh.s_min`, `sh.s_max`, `sh.lo` and `sh.word`.
+/// @param[in] keys the bucket
+/// @param[in] len its keys
+/// @param[in,out] sh the block's tile (its reduction scratch)
+/// @param[out] lo the smallest key
+/// @param[out] hi the largest key
+template <class Shared, int kThreads>
+__device__ void ReduceBucket(const std::uint32_t* keys, std::uint32_t len, Shared& sh,
+                             std::uint32_t& lo, std::uint32_t& hi) {
+  constexpr int kUnroll = 16;  // independent loads in flight per thread
+  lo = UINT_MAX;
+  hi = 0;
+  std::uint32_t i = threadIdx.x;
+  for (; i + (kUnroll - 1) * kThreads < len; i += kUnroll * kThreads) {
+    std::uint32_t v[kUnroll];
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) v[j] = keys[i + j * kThreads];
+#pragma unroll
+    for (int j = 0; j < kUnroll; ++j) {
+      lo = min(lo, v[j]);
+      hi = max(hi, v[j]);
+    }
+  }
+  for (; i < len; i += kThreads) {
+    lo = min(lo, keys[i]);
+    hi = max(hi, keys[i]);
+  }
+  ch01::BlockMinMax<std::uint32_t, kThreads>(lo, hi, sh.s_min, sh.s_max);
+  ShareMinMax(lo, hi, sh);
+}
+
 /**
  * @brief Step 5: for each bucket of the level, sorts it on chip with `Sorter` from where the
  *        partition put it into `out`; lists it for the next level when it is over the tile.
  *
  * Bucket k of a segment is [begin, end) from the scanned bucket totals (`BucketStart` of k and
- * of k + 1). Over Sorter::kKeys keys and where `BlockReduces`, the block reduces its
- * min and max (16 loads in flight per thread) and lists it with them, or copies it to `out` when
- * they are equal; longer buckets are listed unreduced. Segments with min == max were already
+ * of k + 1). Over Sorter::kKeys keys and where `BlockReduces`, it is listed with its [min, max]:
+ * the map's bounds where level 0 is over every tile's bound (over kBlockMinMaxKeys, equal
+ * widths), else reduced by the block (`ReduceBucket`); it is copied to `out` when they are equal.
+ * Longer buckets are listed unreduced. Segments with min == max were already
  * written by the partition.
  * @par Launch configuration
  * Blocks of Sorter::kThreads threads, one per bucket (level 0) or a resident grid taking buckets
@@ -121,7 +155,6 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
       if (threadIdx.x == 0) AppendSpan(overflow, lv.state, Span{begin, len, {UINT_MAX, 0}});
       continue;
     }
-    // snippet-begin: ch03-opt-oversized-reduce
     if (!BlockReduces(len, seg.len, seg.buckets)) {
       // A skewed cluster, which one block would take long over: SurveySegmentsKernel reduces it
       // at the next level.
@@ -129,39 +162,24 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
       continue;
     }
     if (len > Sorter::kKeys) {
-      // The next level needs this bucket's own [min, max]: reduce it here, where the block
-      // already knows the bucket, instead of in a separate pass over every oversized key.
-      constexpr int kUnroll = 16;  // independent loads in flight per thread
-      const std::uint32_t* keys = part + begin;
-      std::uint32_t lo = UINT_MAX, hi = 0, i = threadIdx.x;
-      for (; i + (kUnroll - 1) * Sorter::kThreads < len; i += kUnroll * Sorter::kThreads) {
-        std::uint32_t v[kUnroll];
-#pragma unroll
-        for (int j = 0; j < kUnroll; ++j) v[j] = keys[i + j * Sorter::kThreads];
-#pragma unroll
-        for (int j = 0; j < kUnroll; ++j) {
-          lo = min(lo, v[j]);
-          hi = max(hi, v[j]);
-        }
+      // The next level needs this bucket's own [min, max]. A bucket of an oversized plan (level
+      // 0 past every tile's bound, equal widths) has its bounds from the map: no key is read.
+      // Else the block reduces it here, where it already knows the bucket, instead of in a
+      // separate pass over every oversized key.
+      std::uint32_t lo, hi;
+      if (len > kBlockMinMaxKeys && seg.sampled == kEqualWidths) {
+        const KeyRange bounds = EqualWidthBounds(seg.range, seg.buckets, k);
+        lo = bounds.min;
+        hi = bounds.max;
+      } else {
+        ReduceBucket<typename Sorter::Shared, Sorter::kThreads>(part + begin, len, sh, lo, hi);
       }
-      for (; i < len; i += Sorter::kThreads) {
-        lo = min(lo, keys[i]);
-        hi = max(hi, keys[i]);
-      }
-      // snippet-end: ch03-opt-oversized-reduce
-      // snippet-begin: ch03-opt-oversized-list
-      ch01::BlockMinMax<std::uint32_t, Sorter::kThreads>(lo, hi, sh.s_min, sh.s_max);
-      if (threadIdx.x == 0) {
-        sh.lo = lo;
-        sh.word = hi;
-      }
-      __syncthreads();  // the bucket's min and max visible to all
-      lo = sh.lo;
-      hi = sh.word;
       if (lo == hi) {
         // All equal: already sorted, so final (copied when this level partitioned elsewhere).
         if (part != b.out) {
-          for (std::uint32_t j = threadIdx.x; j < len; j += blockDim.x) b.out[begin + j] = keys[j];
+          for (std::uint32_t j = threadIdx.x; j < len; j += blockDim.x) {
+            b.out[begin + j] = part[begin + j];
+          }
         }
       } else if (threadIdx.x == 0) {
         AppendSpan(list, lv.state, Span{begin, len, {lo, hi}});
@@ -170,7 +188,6 @@ __global__ void __launch_bounds__(Sorter::kThreads, Sorter::kMinBlocks)
       continue;
     }
     Sorter::SortBucket(part + begin, b.out + begin, len, sh);
-    // snippet-end: ch03-opt-oversized-list
   }
 }
 

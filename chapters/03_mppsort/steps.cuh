@@ -49,9 +49,9 @@ void Partition(const Level& lv, const ArraysRef& arrays, const Counts& counts, P
 
 /// Step 5: sorts every bucket of at most `tile.keys` keys on chip from `LevelTarget` into `out`;
 /// a larger bucket goes to @p overflow when it has at most @p overflow_keys keys (and the list
-/// has room: capacity 0 or overflow_keys 0 turns it off), else to @p list with its min and max
-/// when it has at most kBlockMinMaxKeys keys (or is copied to `out` when all equal), unreduced
-/// when longer.
+/// has room: capacity 0 or overflow_keys 0 turns it off), else to @p list with its [min, max]
+/// when `BlockReduces` (the map's bounds for a bucket of equal widths over kBlockMinMaxKeys, else
+/// reduced by the block; copied to `out` when min equals max), unreduced when not.
 /// @param[in] lv the level
 /// @param[in] arrays the sort's arrays
 /// @param[in] starts the level's scanned bucket totals (`BucketStart`)
