@@ -262,8 +262,7 @@ __global__ void __launch_bounds__(kChunkThreads)
       if (k < seg.buckets) {
         const std::uint32_t count = row[k];
         slots[k] = count;
-        run[u] = BucketStart(hist.starts, seg, k) +
-                 TakeRunOffset(&hist.totals[seg.bucket_base + k], count);
+        run[u] = TakeRun(hist, seg, k, count);
       }
     }
     __syncthreads();  // the row in slots
@@ -321,26 +320,21 @@ static_assert(kChunkTileDynamicBytes + 4 * kBlockScanScratch <= kChunkTileShared
 void Partition(const Level& lv, const ArraysRef& arrays, const Counts& hist, PartitionPath path,
                std::uint32_t items, cudaStream_t stream) {
   if (!lv.dynamic && items == 0) return;
-  const void* kernel = reinterpret_cast<const void*>(PartitionScatterKernel);
+  void (*kernel)(Level, ArraysRef, Counts) = PartitionScatterKernel;
   std::size_t smem = 0;
   if (path == PartitionPath::kChunkTile) {
-    kernel = reinterpret_cast<const void*>(PartitionChunkKernel);
+    kernel = PartitionChunkKernel;
     smem = kChunkTileDynamicBytes;
   } else if (path == PartitionPath::kRankTile) {
-    kernel = reinterpret_cast<const void*>(PartitionKernel);
+    kernel = PartitionKernel;
     smem = kPartitionDynamicBytes;
   }
-  staged::OptInSharedMemory(kernel, smem);
+  const void* entry = reinterpret_cast<const void*>(kernel);
+  staged::OptInSharedMemory(entry, smem);
   // Always a resident grid: a block's later chunks are what its loads overlap with.
-  const unsigned grid = lv.dynamic ? staged::ResidentBlocks(kernel, kChunkThreads, smem)
-                                   : staged::ResidentGrid(kernel, kChunkThreads, smem, items, 1);
-  if (path == PartitionPath::kChunkTile) {
-    PartitionChunkKernel<<<grid, kChunkThreads, smem, stream>>>(lv, arrays, hist);
-  } else if (path == PartitionPath::kRankTile) {
-    PartitionKernel<<<grid, kChunkThreads, smem, stream>>>(lv, arrays, hist);
-  } else {
-    PartitionScatterKernel<<<grid, kChunkThreads, 0, stream>>>(lv, arrays, hist);
-  }
+  const unsigned grid = lv.dynamic ? staged::ResidentBlocks(entry, kChunkThreads, smem)
+                                   : staged::ResidentGrid(entry, kChunkThreads, smem, items, 1);
+  kernel<<<grid, kChunkThreads, smem, stream>>>(lv, arrays, hist);
   CUDA_CHECK_LAST_LAUNCH();
 }
 

@@ -64,7 +64,19 @@ __device__ __forceinline__ bool OpenChunk(const Level& lv, const LevelIo& io, st
   return false;
 }
 
-/// Takes chunk @p c's run of bucket @p k of @p seg out of the bucket's total (`TakeRunOffset`).
+/// Takes a run of @p count keys of bucket @p k of @p seg out of the bucket's total
+/// (`TakeRunOffset`).
+/// @param[in,out] hist the level's matrix, totals and starts
+/// @param[in] seg the chunk's segment
+/// @param[in] k bucket of the segment
+/// @param[in] count the chunk's keys of bucket @p k (its entry of the matrix)
+/// @return where the run starts in the level's target
+__device__ __forceinline__ std::uint32_t TakeRun(const Counts& hist, const Segment& seg,
+                                                 std::uint32_t k, std::uint32_t count) {
+  return BucketStart(hist.starts, seg, k) + TakeRunOffset(&hist.totals[seg.bucket_base + k], count);
+}
+
+/// Takes chunk @p c's run of bucket @p k of @p seg, its length read from the matrix.
 /// @param[in,out] hist the level's matrix, totals and starts
 /// @param[in] seg the chunk's segment
 /// @param[in] c the chunk
@@ -72,8 +84,7 @@ __device__ __forceinline__ bool OpenChunk(const Level& lv, const LevelIo& io, st
 /// @return where the run starts in the level's target
 __device__ __forceinline__ std::uint32_t TakeRun(const Counts& hist, const Segment& seg,
                                                  const ChunkView& c, std::uint32_t k) {
-  const std::uint32_t count = hist.matrix[seg.matrix_base + c.local * seg.buckets + k];
-  return BucketStart(hist.starts, seg, k) + TakeRunOffset(&hist.totals[seg.bucket_base + k], count);
+  return TakeRun(hist, seg, k, hist.matrix[seg.matrix_base + c.local * seg.buckets + k]);
 }
 
 }  // namespace ch03::optimized
