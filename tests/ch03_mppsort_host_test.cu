@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "ch03_bucket_reference.hpp"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/sampled_core.cuh"
 #include "chapters/03_mppsort/steps.cuh"
@@ -297,16 +298,7 @@ TEST(Planning, EqualWidthBoundsHoldExactlyTheKeysOfTheirBucket) {
                  "], h = " + std::to_string(h));
     const std::uint64_t scale = BucketScale(range.min, range.max, h);
     const auto first = [&](std::uint32_t k) {  // smallest key whose bucket is >= k
-      std::uint64_t lo = range.min, hi = std::uint64_t{range.max} + 1;
-      while (lo < hi) {
-        const std::uint64_t mid = (lo + hi) / 2;
-        if (ArithmeticBucket(static_cast<std::uint32_t>(mid), range.min, scale) >= k) {
-          hi = mid;
-        } else {
-          lo = mid + 1;
-        }
-      }
-      return lo;
+      return testing::FirstKeyOfBucket(range.min, range.max, scale, k);
     };
     for (std::uint32_t k = 0; k < h; ++k) {
       const std::uint64_t lo = first(k), end = first(k + 1);

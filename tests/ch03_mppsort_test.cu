@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "ch03_bucket_reference.hpp"
 #include "chapters/03_mppsort/library.cuh"
 #include "chapters/03_mppsort/mppsort.cuh"
 #include "chapters/03_mppsort/sampled_core.cuh"
@@ -473,16 +474,7 @@ TEST_F(OptimizedKernels, SortBucketsListsTheBucketsOfAnOversizedPlan) {
     const std::uint64_t scale = BucketScale(c.range.min, c.range.max, h);
     // The values of bucket k, by bisection over the map (non-decreasing in the key).
     const auto first = [&](std::uint32_t k) {
-      std::uint64_t lo = c.range.min, hi = std::uint64_t{c.range.max} + 1;
-      while (lo < hi) {
-        const std::uint64_t mid = (lo + hi) / 2;
-        if (ArithmeticBucket(static_cast<std::uint32_t>(mid), c.range.min, scale) >= k) {
-          hi = mid;
-        } else {
-          lo = mid + 1;
-        }
-      }
-      return lo;
+      return testing::FirstKeyOfBucket(c.range.min, c.range.max, scale, k);
     };
     // Each bucket's keys drawn from its own values (where the map decides them), in no order.
     std::vector<std::uint32_t> keys = Keys(total, Distribution::kUniform);
