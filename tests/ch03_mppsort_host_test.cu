@@ -217,7 +217,7 @@ TEST(ArchitectureLimits, EveryProfileGetsTilesAndAPartitionThatFitItsBlocks) {
     const optimized::PartitionPath path = optimized::ChoosePartition(limits);
     const std::size_t smem = path == optimized::PartitionPath::kChunkTile
                                  ? 4 * (std::size_t{optimized::kChunk} + optimized::kMaxBuckets)
-                             : path == optimized::PartitionPath::kRankTile
+                             : path == optimized::PartitionPath::kPassTile
                                  ? 4 * (std::size_t{optimized::kChunkPass} + optimized::kMaxBuckets)
                                  : 4 * std::size_t{optimized::kMaxBuckets};
     EXPECT_LE(smem + 1024, optimized::PartitionSharedBytes(path));
@@ -236,7 +236,7 @@ TEST(ArchitectureLimits, SmallerBlocksTakeTheFallbacks) {
   EXPECT_EQ(optimized::OverflowTile(BucketSorter::kCounting, t4).keys, 8192u);
   EXPECT_EQ(optimized::PlanFirstLevel(64u << 20, BucketSorter::kCounting, t4).tile.keys, 8192u);
   const staged::DeviceLimits& rtx3060 = staged::DeviceProfile("rtx3060");
-  EXPECT_EQ(optimized::ChoosePartition(rtx3060), optimized::PartitionPath::kRankTile);
+  EXPECT_EQ(optimized::ChoosePartition(rtx3060), optimized::PartitionPath::kPassTile);
   EXPECT_EQ(optimized::TilesOf(BucketSorter::kCounting, rtx3060).back().keys, 16384u);
   EXPECT_EQ(optimized::TilesOf(BucketSorter::kRadix, rtx3060).back().keys, 8192u);
   EXPECT_EQ(optimized::DeeperTile(BucketSorter::kRadix, rtx3060).keys, 8192u);

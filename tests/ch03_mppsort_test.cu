@@ -192,11 +192,11 @@ using OptimizedKernels = staged::testing::GpuTest;
 /// Every partition: the chunk tile (GPUs whose blocks hold 161 KiB), the pass tile (97 KiB) and
 /// the scatter (sm_75).
 constexpr optimized::PartitionPath kPartitionPaths[] = {optimized::PartitionPath::kChunkTile,
-                                                        optimized::PartitionPath::kRankTile,
+                                                        optimized::PartitionPath::kPassTile,
                                                         optimized::PartitionPath::kScatter};
 std::string PathName(optimized::PartitionPath path) {
   return path == optimized::PartitionPath::kChunkTile  ? "chunk-tile partition"
-         : path == optimized::PartitionPath::kRankTile ? "pass-tile partition"
+         : path == optimized::PartitionPath::kPassTile ? "pass-tile partition"
                                                        : "scatter partition";
 }
 /// Whether the planning limits' block holds @p path's shared memory: under a device profile of a
@@ -1518,7 +1518,7 @@ TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
         const std::size_t block =
             std::min(profile.smem_per_block, staged::PlanningLimits().smem_per_block);
         EXPECT_EQ(ws.partition(), block < 97 * 1024    ? optimized::PartitionPath::kScatter
-                                  : block < 161 * 1024 ? optimized::PartitionPath::kRankTile
+                                  : block < 161 * 1024 ? optimized::PartitionPath::kPassTile
                                                        : optimized::PartitionPath::kChunkTile);
         DeviceBuffer<std::uint32_t> in(*keys), out(n);
         out.FillBytes(0xFF);
@@ -1542,7 +1542,7 @@ TEST_F(OptimizedWorkspace, EveryProfilesPlanSortsHere) {
   optimized::Workspace pass_ws(100003, pass);
   const optimized::PartitionPath chosen = optimized::Workspace(1).partition();
   EXPECT_EQ(pass_ws.partition(), chosen == optimized::PartitionPath::kChunkTile
-                                     ? optimized::PartitionPath::kRankTile
+                                     ? optimized::PartitionPath::kPassTile
                                      : chosen);
   const std::vector<std::uint32_t> keys = Keys(100003, Distribution::kUniform);
   DeviceBuffer<std::uint32_t> in(keys), out(keys.size());

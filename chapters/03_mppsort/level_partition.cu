@@ -56,7 +56,7 @@ namespace ch03::optimized {
  * @par Launch configuration
  * A resident grid of kChunkThreads-thread blocks (one per SM: 64 registers per thread), at most
  * one per chunk; dynamic shared memory 4 (kChunkPass + kMaxBuckets) bytes (96 KiB: within the
- * 99 KiB a block may have on sm_86, sm_89 and sm_120; `PartitionPath::kRankTile`).
+ * 99 KiB a block may have on sm_86, sm_89 and sm_120; `PartitionPath::kPassTile`).
  * @param[in] lv the level
  * @param[in] arrays the sort's arrays (reads `LevelSource`, writes `LevelTarget`)
  * @param[in,out] hist the level's matrix, bucket totals (zero on return) and starts
@@ -307,9 +307,9 @@ __global__ void __launch_bounds__(kChunkThreads)
 
 namespace {
 /// Dynamic shared memory of PartitionKernel: the tile of one pass and one word per bucket.
-constexpr std::size_t kPartitionDynamicBytes = 4 * (std::size_t{kChunkPass} + kMaxBuckets);
-static_assert(kPartitionDynamicBytes + 4 * kBlockScanScratch <= kPartitionSharedBytes,
-              "plan.hpp's kPartitionSharedBytes bounds the pass-tile partition's block");
+constexpr std::size_t kPassTileDynamicBytes = 4 * (std::size_t{kChunkPass} + kMaxBuckets);
+static_assert(kPassTileDynamicBytes + 4 * kBlockScanScratch <= kPassTileSharedBytes,
+              "plan.hpp's kPassTileSharedBytes bounds the pass-tile partition's block");
 /// Dynamic shared memory of PartitionChunkKernel: the tile of a whole chunk and one word per
 /// bucket.
 constexpr std::size_t kChunkTileDynamicBytes = 4 * (std::size_t{kChunk} + kMaxBuckets);
@@ -325,9 +325,9 @@ void Partition(const Level& lv, const ArraysRef& arrays, const Counts& hist, Par
   if (path == PartitionPath::kChunkTile) {
     kernel = PartitionChunkKernel;
     smem = kChunkTileDynamicBytes;
-  } else if (path == PartitionPath::kRankTile) {
+  } else if (path == PartitionPath::kPassTile) {
     kernel = PartitionKernel;
-    smem = kPartitionDynamicBytes;
+    smem = kPassTileDynamicBytes;
   }
   const void* entry = reinterpret_cast<const void*>(kernel);
   staged::OptInSharedMemory(entry, smem);

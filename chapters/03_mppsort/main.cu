@@ -97,7 +97,7 @@ void DescribeLevels(ch03::optimized::Workspace& ws, const std::string& name, std
   }
   const ch03::optimized::PartitionPath path = ws.partition();
   const char* partition = path == ch03::optimized::PartitionPath::kChunkTile  ? "chunk-tile"
-                          : path == ch03::optimized::PartitionPath::kRankTile ? "pass-tile"
+                          : path == ch03::optimized::PartitionPath::kPassTile ? "pass-tile"
                                                                               : "scatter";
   std::fprintf(stderr, "ch03: planned for %s: %s partition, level-0 tile of %u keys\n",
                ws.limits().name.c_str(), partition, ws.first_plan().tile.keys);

@@ -8,7 +8,7 @@
 namespace ch03::optimized {
 
 PartitionPath ChoosePartition(const staged::DeviceLimits& limits) {
-  for (const PartitionPath path : {PartitionPath::kChunkTile, PartitionPath::kRankTile}) {
+  for (const PartitionPath path : {PartitionPath::kChunkTile, PartitionPath::kPassTile}) {
     if (PartitionSharedBytes(path) <= limits.smem_per_block) return path;
   }
   return PartitionPath::kScatter;

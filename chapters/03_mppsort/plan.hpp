@@ -260,15 +260,15 @@ enum class PartitionPath {
   /// kChunkTileSharedBytes of shared memory per block.
   kChunkTile,
   /// Ranked by bucket one pass (kChunkPass keys) at a time in a shared tile, each pass written out
-  /// as one contiguous run per bucket (coalesced stores); needs kPartitionSharedBytes per block.
-  kRankTile,
+  /// as one contiguous run per bucket (coalesced stores); needs kPassTileSharedBytes per block.
+  kPassTile,
   /// Each key to its bucket's next slot, taken by a shared atomic on the bucket's cursor (no
   /// tile: kMaxBuckets counters, 32 KiB, fit any GPU); stores scatter within each run.
   kScatter,
 };
 /// Shared memory of the pass-tile partition's block: one pass of the chunk and one word per
 /// bucket.
-inline constexpr std::uint32_t kPartitionSharedBytes =
+inline constexpr std::uint32_t kPassTileSharedBytes =
     4 * (kChunkPass + kMaxBuckets) + kTileScratchBytes;
 /// Shared memory of the chunk-tile partition's block: the whole chunk and one word per bucket.
 inline constexpr std::uint32_t kChunkTileSharedBytes =
@@ -277,11 +277,11 @@ inline constexpr std::uint32_t kChunkTileSharedBytes =
 /// @param[in] path the partition
 constexpr std::uint32_t PartitionSharedBytes(PartitionPath path) {
   return path == PartitionPath::kChunkTile  ? kChunkTileSharedBytes
-         : path == PartitionPath::kRankTile ? kPartitionSharedBytes
+         : path == PartitionPath::kPassTile ? kPassTileSharedBytes
                                             : 4 * kMaxBuckets + kTileScratchBytes;
 }
 /// The chunk tile where one block may use kChunkTileSharedBytes (161 KiB: sm_80, sm_90,
-/// sm_100), else the pass tile where it may use kPartitionSharedBytes (97 KiB: sm_86, sm_89,
+/// sm_100), else the pass tile where it may use kPassTileSharedBytes (97 KiB: sm_86, sm_89,
 /// sm_120), else the scatter (sm_75's 64 KiB).
 /// @param[in] limits the planning limits
 PartitionPath ChoosePartition(const staged::DeviceLimits& limits);

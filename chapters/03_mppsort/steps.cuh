@@ -35,7 +35,7 @@ void Histogram(const Level& lv, const ArraysRef& arrays, const Counts& counts, s
 /// Step 4: moves each chunk's keys of bucket b to `LevelTarget`, into a run of bucket b that the
 /// chunk takes from the bucket's total (`Counts::totals`: the runs of a bucket come in the order
 /// the chunks take them, which is the order they are written in). Ranked in a shared tile and
-/// written as contiguous runs (`PartitionPath::kRankTile`), or each key to its run's next slot
+/// written as contiguous runs (`PartitionPath::kPassTile`), or each key to its run's next slot
 /// (`PartitionPath::kScatter`, for GPUs whose blocks cannot hold the tile). An all-equal segment
 /// (min == max) is final: it is copied to `out`.
 /// @param[in] lv the level

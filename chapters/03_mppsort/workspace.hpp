@@ -34,7 +34,7 @@ struct Options {
   /// equal widths always (the map the deeper levels then re-bucket, for comparison and for tests
   /// of the deeper levels).
   bool sample_first = true;
-  /// true: step 4 ranks one pass of a chunk at a time (`PartitionPath::kRankTile`) even where a
+  /// true: step 4 ranks one pass of a chunk at a time (`PartitionPath::kPassTile`) even where a
   /// block holds the whole chunk's tile (for comparison).
   bool pass_tile = false;
   /// A device profile (`staged::DeviceProfiles`, e.g. "t4") whose limits the workspace plans for
@@ -67,7 +67,7 @@ class Workspace {
   /// `Options::pass_tile`).
   PartitionPath partition() const {
     const PartitionPath path = ChoosePartition(limits_);
-    return path == PartitionPath::kChunkTile && options_.pass_tile ? PartitionPath::kRankTile
+    return path == PartitionPath::kChunkTile && options_.pass_tile ? PartitionPath::kPassTile
                                                                    : path;
   }
   /// Device address of level 0's [min, max] (chapter 01's MinMax writes it).
@@ -110,15 +110,15 @@ class Workspace {
   staged::DeviceBuffer<std::uint32_t> part;  ///< partition buffer (n keys)
   /// The level's chunk-major histogram matrix (`matrix_capacity()` words).
   staged::DeviceBuffer<std::uint32_t> matrix;
-  staged::DeviceBuffer<std::uint32_t> totals;  ///< the level's bucket totals
-  staged::DeviceBuffer<std::uint32_t> starts;  ///< the scanned totals: each bucket's start
+  staged::DeviceBuffer<std::uint32_t> totals;       ///< the level's bucket totals
+  staged::DeviceBuffer<std::uint32_t> starts;       ///< the scanned totals: each bucket's start
   staged::DeviceBuffer<unsigned char> minmax_temp;  ///< chapter 01's scratch
   staged::DeviceBuffer<unsigned char> scan_temp;    ///< chapter 02's scratch
   staged::DeviceBuffer<Segment> first_segment;      ///< level 0's one segment, as planned
   /// Level 0's segment with the bucket map its histogram chose (`Publish::segment`)
   staged::DeviceBuffer<Segment> first_published;
-  staged::DeviceBuffer<LevelState> first_state;   ///< level 0's state
-  staged::DeviceBuffer<std::uint32_t> splitters;  ///< level 0's sampled values (kMaxFewValues)
+  staged::DeviceBuffer<LevelState> first_state;    ///< level 0's state
+  staged::DeviceBuffer<std::uint32_t> splitters;   ///< level 0's sampled values (kMaxFewValues)
   staged::DeviceBuffer<Segment> segments;          ///< the deeper level's table
   staged::DeviceBuffer<LevelState> state;          ///< the deeper level's state
   staged::DeviceBuffer<Span> spans;                ///< oversized buckets of a level
