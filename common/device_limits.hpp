@@ -6,8 +6,8 @@
  *
  * Every launcher plans with `PlanningLimits()`: the current GPU's own limits, or, when the
  * environment variable `STAGED_DEVICE_PROFILE` names a profile (`t4`, `rtx2080`, `rtx3060`,
- * `rtx3060-laptop`, `rtx4060-laptop`, `l4`, `rtx4090`, `rtx5090`, `a100`, `h100`, `h200`), that
- * GPU's published limits, each capped by the running GPU's. A profile makes
+ * `rtx3060-laptop`, `a10g`, `rtx4060-laptop`, `l4`, `rtx4090`, `rtx5090`, `a100`, `h100`,
+ * `h200`), that GPU's published limits, each capped by the running GPU's. A profile makes
  * a large GPU plan, launch and run the configurations a smaller one would get, so the tests of
  * those configurations run for real:
  *

@@ -39,6 +39,9 @@ TEST_MACRO = re.compile(r"^(?:TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\(\s*(\
                         re.M)
 # A discovered test of a *Largest suite (decides from free memory; runs alone).
 LARGEST_TEST = re.compile(r"^([A-Za-z0-9_]+/)?[A-Za-z0-9_]*Largest\.")
+# What scripts/profile_tests.sh runs alone (its line alone='...'): it must select exactly the
+# tests with RUN_SERIAL.
+ALONE_LINE = re.compile(r"^alone='([^']+)'", re.M)
 MEMORY_CALL = re.compile(r"\bcudaMemGetInfo\b")
 TIMER_CALL = re.compile(r"\b(TimeGpu|TimeGpuInTurn|RepTimer|GpuTimer|StreamGate|"
                         r"MeasureEmptyLaunchUs|MeasurePeaks|RunCheckTime)\b")
@@ -131,6 +134,10 @@ def main():
     chapters = {d[:2]: d for d in os.listdir("chapters") if re.match(r"^\d\d_", d)}
     tests = ctest_tests(args.build)
     problems = []
+    alone = ALONE_LINE.search(pathlib.Path("scripts/profile_tests.sh").read_text())
+    if not alone:
+        problems.append("scripts/profile_tests.sh: no line alone='...'")
+    alone = re.compile(alone.group(1) if alone else "^$")
     for name, (_, props) in tests.items():
         labels = props.get("LABELS", [])
         labels = labels if isinstance(labels, list) else [labels]
@@ -145,6 +152,10 @@ def main():
             problems.append(f"{name}: label timing outside a *Timing suite")
         if not (timing_name or largest_name) and props.get("RUN_SERIAL"):
             problems.append(f"{name}: RUN_SERIAL outside a *Timing or *Largest suite")
+        if bool(alone.search(name)) != bool(props.get("RUN_SERIAL")):
+            problems.append(f"{name}: scripts/profile_tests.sh runs it "
+                            f"{'alone' if alone.search(name) else 'with others'}, yet its "
+                            f"RUN_SERIAL is {bool(props.get('RUN_SERIAL'))}")
         if "GetParam()" in name or "-byte object" in name:
             problems.append(f"unstable test name: {name}")
         if len(name) > args.max_name:

@@ -24,13 +24,17 @@ tests' times per label (gpu, host, timing), and the slowest tests.
 Exit status: 0 when nothing failed and at least one test ran; 77 when, with --no-gpu, every test
 skipped (each needs the GPU this machine lacks); 1 otherwise.
 
-Usage: ctest_summary.py --build BUILD_DIR --junit FILE [--skip-log FILE] [--no-gpu]
-                        [--name-skips] [--times-log FILE]
+Several --junit files (the rounds of one run, as scripts/profile_tests.sh writes them) are
+summed as one run.
+
+Usage: ctest_summary.py --build BUILD_DIR --junit FILE [--junit FILE ...] [--skip-log FILE]
+                        [--no-gpu] [--name-skips] [--times-log FILE]
 """
 import argparse
 import collections
 import fnmatch
 import json
+import os
 import re
 import subprocess
 import sys
@@ -177,6 +181,18 @@ def times_report(root, labels, slowest=25):
     return lines
 
 
+def load_runs(paths):
+    """One JUnit tree of the runs in @p paths: the testcases of each file after the first are
+    appended to the first file's testsuite and the wall times added."""
+    tree = ET.parse(paths[0])
+    root = tree.getroot()
+    for path in paths[1:]:
+        other = ET.parse(path).getroot()
+        root.extend(other.iter("testcase"))
+        root.set("time", f"{float(root.get('time') or 0) + float(other.get('time') or 0):g}")
+    return tree
+
+
 def outcome(case):
     if case.find("failure") is not None or case.get("status") == "fail":
         return "failed"
@@ -188,7 +204,8 @@ def outcome(case):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", required=True, help="the build directory ctest ran in")
-    ap.add_argument("--junit", required=True, help="JUnit XML written by ctest --output-junit")
+    ap.add_argument("--junit", required=True, action="append",
+                    help="JUnit XML written by ctest --output-junit (several: one run's rounds)")
     ap.add_argument("--skip-log", help="file that receives the names of skipped tests")
     ap.add_argument("--no-gpu", action="store_true", help="say that skips mean: no GPU here")
     ap.add_argument("--name-skips", action="store_true",
@@ -196,16 +213,23 @@ def main():
                          "message saying why the test skipped")
     ap.add_argument("--times-log", help="file that receives where the run's time went")
     args = ap.parse_args()
+    if args.name_skips and len(args.junit) > 1:
+        ap.error("--name-skips rewrites one JUnit file; give one --junit")
+    missing = [p for p in args.junit if not os.path.isfile(p)]
+    if missing:
+        print(f"ctest_summary: no JUnit file {', '.join(missing)} (ctest did not run or did not "
+              "finish)", file=sys.stderr)
+        return 1
 
     labels = labels_by_test(args.build)
-    tree = ET.parse(args.junit)
+    tree = load_runs(args.junit)
     if args.times_log:  # per process: before the batches are split into their tests
         with open(args.times_log, "w") as f:
             f.writelines(line + "\n" for line in times_report(tree.getroot(), labels))
     name_skips(tree)
     expand_batches(tree)
     if args.name_skips:
-        tree.write(args.junit, encoding="UTF-8", xml_declaration=True)
+        tree.write(args.junit[0], encoding="UTF-8", xml_declaration=True)
     counts = {}
     failed, skipped = [], []
     reasons = collections.Counter()

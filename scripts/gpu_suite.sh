@@ -19,8 +19,9 @@
 #              STAGED_SKIP_BENCH=1 (tests and sanitizers only), STAGED_SKIP_SANITIZE=1,
 #              STAGED_SKIP_TESTS=1, STAGED_BENCH_ONLY="<chapter> ..." (benchmark only those),
 #              STAGED_UPDATE_RESULTS=1 (also copy the CSV into docs/results/),
-#              STAGED_DEVICE_PROFILES="t4 rtx3060-laptop ..." (run the tests again under each device
-#              profile: the launchers plan for that GPU's limits, common/device_limits.hpp).
+#              STAGED_DEVICE_PROFILES="t4 rtx3060-laptop ..." or "all" (run the tests again under
+#              each device profile: the launchers plan for that GPU's limits; see
+#              scripts/profile_tests.sh, and its STAGED_PROFILE_JOBS, profiles tested at once).
 # Output: OUTDIR/summary.txt, OUTDIR/logs/*, OUTDIR/results/<chapter>.csv and device.csv (the
 #         measured peaks and the timer's empty-launch cost), OUTDIR/plots/*.svg
 # Tests run STAGED_CTEST_JOBS at a time, except those that time the GPU (label timing,
@@ -53,6 +54,11 @@ shift
 for ch in "$@"; do
   [[ "$ch" == none || -d "chapters/$ch" ]] || gpu_suite_usage "no chapter folder chapters/$ch"
 done
+if [[ -n "${STAGED_DEVICE_PROFILES:-}" ]]; then  # known names, before a build of minutes
+  # shellcheck disable=SC2086  # a list of names
+  scripts/profile_tests.sh --names $STAGED_DEVICE_PROFILES >/dev/null ||
+    gpu_suite_usage "STAGED_DEVICE_PROFILES: see the line above"
+fi
 
 # No GPU, no suite: say so before a build of several minutes. nvidia-smi decides where it is
 # installed; without it, a machine with no NVIDIA device node (/dev/nvidia0, or /dev/dxg under
@@ -138,25 +144,14 @@ if [[ "${STAGED_SKIP_TESTS:-0}" != 1 ]]; then
     failures=$((failures + 1))
     note labels "FAIL (logs/labels.txt)"
   fi
-  # The same tests again with the launchers planning for each smaller GPU's limits.
-  for profile in ${STAGED_DEVICE_PROFILES:-}; do
-    t0=$(date +%s)
-    STAGED_DEVICE_PROFILE=$profile ctest --test-dir "$build" -j "${STAGED_CTEST_JOBS:-8}" \
-      --output-on-failure --timeout 900 --output-junit "$out/logs/ctest_$profile.xml" \
-      >"$out/logs/ctest_$profile.log" 2>&1
-    ctest_rc=$?
-    python3 scripts/ctest_summary.py --build "$build" --junit "$out/logs/ctest_$profile.xml" \
-      >"$out/logs/ctest_summary_$profile.txt" 2>&1
-    tests_line=$(tail -n1 "$out/logs/ctest_summary_$profile.txt")
-    if (( ctest_rc != 0 )); then
-      failures=$((failures + 1))
-      note "ctest, profile $profile" "FAIL: $tests_line ($(elapsed "$t0"))"
-      sed -n '/^failed tests:/,/^$/p' "$out/logs/ctest_summary_$profile.txt" | head -n 25 |
-        tee -a "$summary"
-    else
-      note "ctest, profile $profile" "ok: $tests_line ($(elapsed "$t0"))"
-    fi
-  done
+  # The same tests again with the launchers planning for each profiled GPU's limits.
+  if [[ -n "${STAGED_DEVICE_PROFILES:-}" ]]; then
+    # shellcheck disable=SC2086  # a list of names
+    scripts/profile_tests.sh "$build" "$out" $STAGED_DEVICE_PROFILES >"$out/logs/profiles.txt" 2>&1
+    profiles_rc=$?
+    tee -a "$summary" <"$out/logs/profiles.txt"
+    (( profiles_rc != 0 )) && failures=$((failures + 1))
+  fi
 fi
 
 # --- compute-sanitizer ------------------------------------------------------------------------

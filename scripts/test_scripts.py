@@ -155,6 +155,26 @@ class CtestSummary(unittest.TestCase):
         self.assertEqual(cases[1].find("skipped").get("message"),
                          "needs about 2.2 GB of free device memory")
 
+    def test_rounds_of_one_run_are_summed_as_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            first, second = pathlib.Path(tmp) / "a.xml", pathlib.Path(tmp) / "b.xml"
+            first.write_text('<testsuite time="40"><testcase name="a"/>'
+                             '<testcase name="b"><failure message="x"/></testcase></testsuite>')
+            second.write_text('<testsuite time="12"><testcase name="c"><skipped/></testcase>'
+                              '</testsuite>')
+            root = ctest_summary.load_runs([str(first), str(second)]).getroot()
+        self.assertEqual([c.get("name") for c in root.iter("testcase")], ["a", "b", "c"])
+        self.assertEqual([ctest_summary.outcome(c) for c in root.iter("testcase")],
+                         ["passed", "failed", "skipped"])
+        self.assertEqual(root.get("time"), "52")
+
+    def test_a_missing_round_is_a_failure_that_says_so(self):
+        r = subprocess.run([sys.executable, str(ROOT / "scripts" / "ctest_summary.py"),
+                            "--build", "build", "--junit", "/nonexistent/ctest_t4_alone.xml"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no JUnit file /nonexistent/ctest_t4_alone.xml", r.stderr)
+
     def test_a_run_of_skips_alone_is_77_without_a_gpu_and_a_failure_with_one(self):
         def status(passed, failed, skipped, no_gpu):
             total = {"passed": passed, "failed": failed, "skipped": skipped}
@@ -428,6 +448,72 @@ class ScriptUsage(unittest.TestCase):
             r = self.run_script("gpu_suite.sh", *args)
             self.assertEqual(r.returncode, 2, args)
             self.assertIn("usage: scripts/gpu_suite.sh", r.stderr, args)
+
+    def test_profile_names_are_checked_before_a_build(self):
+        r = subprocess.run(["bash", str(ROOT / "scripts" / "gpu_suite.sh"), "out"],
+                           capture_output=True, text=True, timeout=60,
+                           env={**os.environ, "STAGED_DEVICE_PROFILES": "t4 rtx9999"})
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no profile 'rtx9999'", r.stderr)
+        self.assertIn("usage: scripts/gpu_suite.sh", r.stderr)
+
+    def test_profile_tests_sh(self):
+        r = self.run_script("profile_tests.sh", "--names", "all")
+        self.assertEqual(r.returncode, 0)
+        names = r.stdout.split()
+        for name in ("t4", "rtx2080", "rtx3060", "rtx3060-laptop", "rtx4060-laptop", "rtx4090",
+                     "l4", "a10g", "a100", "h100", "h200", "rtx5090"):
+            self.assertIn(name, names)
+        self.assertEqual(len(names), len(set(names)))
+        with tempfile.TemporaryDirectory() as tmp:
+            for args, message in ((["--names", "t4", "x"], "no profile 'x'"),
+                                  (["--names"], "needs a profile"),
+                                  ([tmp, tmp, "t4"], "holds no tests"),
+                                  ([tmp, "t4"], "are needed")):
+                r = self.run_script("profile_tests.sh", *args)
+                self.assertEqual(r.returncode, 2, args)
+                self.assertIn(message, r.stderr, args)
+                self.assertIn("usage: scripts/profile_tests.sh", r.stderr, args)
+
+    def test_profile_tests_runs_every_test_in_two_rounds_and_fails_a_failing_profile(self):
+        if subprocess.run(["which", "ctest"], capture_output=True).returncode != 0:
+            self.skipTest("no ctest")
+        with tempfile.TemporaryDirectory() as tmp:
+            build, out = pathlib.Path(tmp) / "b", pathlib.Path(tmp) / "o"
+            build.mkdir()
+            # Each test prints the profile it ran under; one fails under rtx2080 only.
+            (build / "CTestTestfile.cmake").write_text(textwrap.dedent("""\
+                add_test([=[Plan.Fits]=] sh -c "echo profile=$STAGED_DEVICE_PROFILE")
+                add_test([=[Plan.FailsOnRtx2080]=] sh -c "test $STAGED_DEVICE_PROFILE != rtx2080")
+                add_test([=[GpuTiming.Alone]=] sh -c "echo profile=$STAGED_DEVICE_PROFILE")
+                set_tests_properties([=[GpuTiming.Alone]=] PROPERTIES RUN_SERIAL TRUE)
+                """))
+            r = subprocess.run(["bash", str(ROOT / "scripts" / "profile_tests.sh"), str(build),
+                                str(out), "t4", "rtx2080"], capture_output=True, text=True,
+                               timeout=120, env={**os.environ, "STAGED_PROFILE_JOBS": "2"})
+            logs = out / "logs"
+            first = (logs / "ctest_t4.log").read_text()
+            alone = (logs / "ctest_t4_alone.log").read_text()
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"ctest, profile t4 +ok: tests: 3 passed, 0 failed")
+        self.assertRegex(r.stdout, r"ctest, profile rtx2080 +FAIL: tests: 2 passed, 1 failed")
+        self.assertIn("Plan.FailsOnRtx2080", r.stdout)
+        self.assertIn("Plan.Fits", first)
+        self.assertNotIn("GpuTiming.Alone", first)
+        self.assertIn("GpuTiming.Alone", alone)
+        self.assertNotIn("Plan.Fits", alone)
+
+    def test_the_tests_profile_tests_runs_alone_are_the_timing_and_largest_suites(self):
+        alone = check_test_labels.ALONE_LINE.search(
+            (ROOT / "scripts" / "profile_tests.sh").read_text())
+        self.assertIsNotNone(alone)
+        alone = re.compile(alone.group(1))
+        for name in ("GpuTiming.X", "Prefix/MeasuredTiming.X/param", "SortLargest.TwoTo32",
+                     "Ch03/SortLargest.X"):
+            self.assertTrue(alone.search(name), name)
+        for name in ("TimingOptions.GateIsOnByDefault", "Planning.TheLargestTile",
+                     "Ch02/Scan.X/Largest.5", "GpuResources.Timing"):
+            self.assertFalse(alone.search(name), name)
 
     def test_gpu_suite_runs_no_sanitizer_job_from_an_empty_list(self):
         # GNU xargs runs its command once on empty input unless told -r: a chapter without
