@@ -15,7 +15,8 @@
 # that must run alone.
 # Output: OUTDIR/logs/ctest_<profile>.{log,xml} and ctest_<profile>_alone.{log,xml} (the two
 # rounds), OUTDIR/logs/ctest_summary_<profile>.txt; on stdout one line per profile:
-#   ctest, profile t4                  ok: tests: 2804 passed, 0 failed, 16 skipped (41s + 12s)
+#   ctest, profile t4                  ok: tests: P passed, 0 failed, S skipped (As + Bs)
+# (A and B: the two rounds' wall times).
 # Exit: 0 every profile passed, 1 a profile failed, 2 bad usage.
 set -uo pipefail
 cd "$(dirname "$0")/.."
